@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/aiperf-action/aiperf-action/internal/sim"
+)
+
+func simFlags(fs *pflag.FlagSet, cfg *sim.Config) {
+	fs.StringVar(&cfg.Model, "model", cfg.Model, "model name listed at /v1/models")
+	fs.DurationVar(&cfg.TTFT, "ttft", cfg.TTFT, "time to first token, from arrival")
+	fs.DurationVar(&cfg.ITL, "itl", cfg.ITL, "time between tokens")
+	fs.IntVar(&cfg.MinLen, "min-output", cfg.MinLen, "shortest natural output (without max_tokens + ignore_eos)")
+	fs.IntVar(&cfg.MaxLen, "max-output", cfg.MaxLen, "longest natural output")
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	cfg := sim.DefaultConfig
+	simFlags(fs, &cfg)
+	host := fs.String("host", "127.0.0.1", "address to listen on")
+	port := fs.Int("port", 8000, "port to listen on (0 picks a free one)")
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	if cfg.TTFT < 0 || cfg.ITL < 0 {
+		fmt.Fprintln(stderr, "aiperf-action serve: --ttft and --itl must not be negative")
+		return ExitError
+	}
+	if cfg.MinLen < 1 || cfg.MaxLen < cfg.MinLen {
+		fmt.Fprintln(stderr, "aiperf-action serve: need 1 <= --min-output <= --max-output")
+		return ExitError
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
+	if err != nil {
+		fmt.Fprintf(stderr, "aiperf-action serve: --host/--port: %v\n", err)
+		return ExitError
+	}
+	fmt.Fprintf(stdout, "aiperf-action serve: simulator in exact mode (TTFT %s, ITL %s) on http://%s\n", cfg.TTFT, cfg.ITL, ln.Addr())
+	fmt.Fprintln(stdout, "server-side truth per request: GET /sim/truth")
+	if err := serveUntil(ctx, ln, sim.New(cfg)); err != nil {
+		fmt.Fprintf(stderr, "aiperf-action serve: %v\n", err)
+		return ExitError
+	}
+	return ExitOK
+}
+
+// serveUntil serves h on ln until ctx ends, then shuts down gracefully.
+func serveUntil(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

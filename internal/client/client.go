@@ -1,0 +1,205 @@
+// Package client sends one request over HTTP and turns what happened into a
+// record.Record.
+//
+// The client knows nothing of schedules or workers: it gets a body, sends it,
+// and timestamps the response at named points (first byte, every content
+// chunk, end) with the caller's monotonic clock. Failures are classified
+// into error kinds and stored in the record; Do never returns an error.
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/record"
+	"github.com/aiperf-action/aiperf-action/internal/sse"
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
+)
+
+// Client sends requests to one endpoint.
+type Client struct {
+	HTTP      *http.Client
+	URL       string
+	Headers   [][2]string
+	APIKey    string
+	Kind      endpoint.Kind
+	Streaming bool
+	Timeout   time.Duration
+	Clock     func() int64 // nanoseconds since the run's start, monotonic
+}
+
+// NewTransport returns an HTTP transport sized for maxConns in-flight
+// requests to one host, with compression off (it would hide chunk timing).
+func NewTransport(maxConns int) *http.Transport {
+	return &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        maxConns,
+		MaxIdleConnsPerHost: maxConns,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+	}
+}
+
+// Do sends body and fills rec (whose Due and identity fields the caller set).
+func (c *Client) Do(ctx context.Context, body []byte, requestID string, rec *record.Record) {
+	rec.Streaming = c.Streaming
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+	trace := &httptrace.ClientTrace{
+		GotFirstResponseByte: func() { rec.FirstByte = c.Clock() },
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, c.URL, bytes.NewReader(body))
+	if err != nil {
+		c.fail(rec, record.ErrTransport, err.Error())
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.Streaming {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if requestID != "" {
+		req.Header.Set("X-Request-ID", requestID)
+	}
+	if c.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.APIKey)
+	}
+	for _, h := range c.Headers {
+		req.Header.Set(h[0], h[1])
+	}
+	rec.Sent = c.Clock()
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		c.fail(rec, classify(ctx, err), err.Error())
+		return
+	}
+	defer resp.Body.Close()
+	rec.Status = resp.StatusCode
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		c.fail(rec, fmt.Sprintf("http_%d", resp.StatusCode), snippet(msg))
+		return
+	}
+	if c.Streaming && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		c.readStream(ctx, resp.Body, rec)
+	} else {
+		c.readWhole(ctx, resp.Body, rec)
+	}
+}
+
+func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Record) {
+	rd := sse.NewReader(body, c.Clock)
+	var text []byte
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			if err == io.EOF {
+				break // a stream may end without [DONE]; what arrived counts
+			}
+			kind := classify(ctx, err)
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				kind = record.ErrStreamCut
+			}
+			c.fail(rec, kind, err.Error())
+			return
+		}
+		if string(ev.Data) == "[DONE]" {
+			break
+		}
+		ch, perr := c.Kind.ParseChunk(ev.Data)
+		if perr != nil {
+			c.fail(rec, record.ErrMalformed, fmt.Sprintf("chunk %q: %v", snippet(ev.Data), perr))
+			return
+		}
+		if ch.ServerErr != "" {
+			c.fail(rec, record.ErrServer, snippet([]byte(ch.ServerErr)))
+			return
+		}
+		if ch.Content != "" {
+			if rec.FirstToken == 0 {
+				rec.FirstToken = ev.At
+			}
+			rec.Chunks = append(rec.Chunks, ev.At)
+			text = append(text, ch.Content...)
+		}
+	}
+	rec.End = c.Clock()
+	rec.OSL = tokenizer.CountBytes(text)
+	if rec.OSL == 0 {
+		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "stream ended with no content"
+	}
+}
+
+func (c *Client) readWhole(ctx context.Context, body io.Reader, rec *record.Record) {
+	b, err := io.ReadAll(body)
+	rec.End = c.Clock()
+	if err != nil {
+		c.fail(rec, classify(ctx, err), err.Error())
+		return
+	}
+	r, err := c.Kind.ParseResponse(b)
+	if err != nil {
+		c.fail(rec, record.ErrMalformed, fmt.Sprintf("%q: %v", snippet(b), err))
+		return
+	}
+	if r.ServerErr != "" {
+		c.fail(rec, record.ErrServer, snippet([]byte(r.ServerErr)))
+		return
+	}
+	rec.OSL = tokenizer.Count(r.Content)
+	if rec.OSL == 0 {
+		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "response had no content"
+	}
+}
+
+func (c *Client) fail(rec *record.Record, kind, msg string) {
+	rec.End = c.Clock()
+	rec.ErrKind, rec.ErrMsg = kind, msg
+}
+
+// classify maps a transport error to an error kind.
+func classify(ctx context.Context, err error) string {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return record.ErrTimeout
+	case errors.Is(ctx.Err(), context.Canceled), errors.Is(err, context.Canceled):
+		return record.ErrCancelled
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return record.ErrConnRefused
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return record.ErrConnReset
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return record.ErrStreamCut
+	}
+	return record.ErrTransport
+}
+
+// snippet trims server text to a short single line for error messages.
+func snippet(b []byte) string {
+	const max = 300
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > max {
+		s = s[:max]
+		for !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+		s += "…"
+	}
+	return s
+}

@@ -1,0 +1,69 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidateNamesEveryFlag(t *testing.T) {
+	t.Parallel()
+	p := DefaultProfile
+	p.Model = ""
+	p.URL = "ftp://x"
+	p.Concurrency = -1
+	p.RequestCount = 0
+	p.ExtraInputs = []string{"novalue"}
+	p.Headers = []string{"bad header"}
+	p.Goodput = "ttft:3"
+	err := p.Validate()
+	if err == nil {
+		t.Fatal("want errors")
+	}
+	for _, flag := range []string{"--model", "--url", "--concurrency -1", "--request-count 0", "--extra-inputs", "--header", "--goodput"} {
+		if !strings.Contains(err.Error(), flag) {
+			t.Errorf("error does not name %s:\n%v", flag, err)
+		}
+	}
+}
+
+func TestTargetURL(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ url, typ, endpoint, want string }{
+		{"localhost:8000", EndpointChat, "", "http://localhost:8000/v1/chat/completions"},
+		{"http://127.0.0.1:9/", EndpointCompletions, "", "http://127.0.0.1:9/v1/completions"},
+		{"http://h/custom/path", EndpointChat, "", "http://h/custom/path"},
+		{"http://h", EndpointChat, "v2/gen", "http://h/v2/gen"},
+	}
+	for _, c := range cases {
+		p := Profile{URL: c.url, EndpointType: c.typ, Endpoint: c.endpoint}
+		got, err := p.TargetURL()
+		if err != nil || got != c.want {
+			t.Errorf("TargetURL(%q) = %q, %v; want %q", c.url, got, err, c.want)
+		}
+	}
+}
+
+func TestExtraInputsJSON(t *testing.T) {
+	t.Parallel()
+	m, err := ParseExtraInputs([]string{"ignore_eos:true", "temperature:0.5", "stop:abc", "obj:{\"a\":1}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"ignore_eos": "true", "temperature": "0.5", "stop": `"abc"`, "obj": `{"a":1}`}
+	for k, v := range want {
+		if string(m[k]) != v {
+			t.Errorf("%s = %s, want %s", k, m[k], v)
+		}
+	}
+}
+
+func TestGoodput(t *testing.T) {
+	t.Parallel()
+	s, err := ParseGoodput("time_to_first_token:100 inter_token_latency:10")
+	if err != nil || len(s) != 2 || s[0].Value != 100 || s[1].Metric != "inter_token_latency" {
+		t.Fatalf("got %v, %v", s, err)
+	}
+	if _, err := ParseGoodput("request_latency:-1"); err == nil {
+		t.Fatal("negative SLO accepted")
+	}
+}

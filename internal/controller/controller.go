@@ -1,0 +1,524 @@
+// Package controller runs a plan across worker processes.
+//
+// It binds its ZeroMQ sockets before spawning anything, re-executes the same
+// binary as `worker` processes, hands each its shard and one common start
+// instant, then drains records in a single goroutine. It never trusts
+// silence: sequence gaps, short DONE counts, dead or mute workers are all
+// reported by worker and count, and every wait has a deadline.
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+
+	"github.com/aiperf-action/aiperf-action/internal/record"
+	"github.com/aiperf-action/aiperf-action/internal/wire"
+)
+
+// RoleEnv is set in every worker's environment. Test binaries, which re-exec
+// themselves as workers, look for it in TestMain.
+const RoleEnv = "AIPERF_ACTION_ROLE"
+
+// Options configure a controller run.
+type Options struct {
+	Exe      string // binary to run as workers; os.Executable() when empty
+	Version  string // tool version, checked against each worker's HELLO
+	Stderr   io.Writer
+	OnRecord func(*record.Record) // called from one goroutine, in arrival order
+	OnStart  func(t0 time.Time)   // the common start instant, once all workers are ready
+	OnSpawn  func(id, pid int)    // each worker process as it starts
+}
+
+// Outcome describes how the workers did.
+type Outcome struct {
+	T0        time.Time
+	Workers   int
+	Stopped   bool           // STOP was sent (Ctrl-C or a failure)
+	Received  map[int]uint64 // records received per worker
+	Expected  map[int]int    // shard size per worker
+	Problems  []string       // integrity problems, by worker
+	Unsent    int            // planned requests never sent (after STOP)
+	WorkerPID map[int]int
+}
+
+type peer struct {
+	id       int
+	cmd      *exec.Cmd
+	pid      int
+	hello    bool
+	ready    bool
+	started  bool
+	done     bool
+	doneRecs uint64
+	doneSeq  uint64
+	nextSeq  uint64
+	received uint64
+	lastSeen time.Time
+	exited   bool
+	exitErr  error
+	finished bool // DONE matched by records, or given up on
+}
+
+type exitEvent struct {
+	id  int
+	err error
+}
+
+// Run spawns len(shards) workers and runs them to completion.
+// It returns an error when a worker failed or records were lost; the
+// Outcome is filled either way, and records already delivered were passed
+// to OnRecord.
+func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, error) {
+	if opt.Stderr == nil {
+		opt.Stderr = os.Stderr
+	}
+	exe := opt.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("find own binary to start workers: %w", err)
+		}
+	}
+	sockCtx, closeSocks := context.WithCancel(context.Background())
+	defer closeSocks()
+	router := zmq4.NewRouter(sockCtx, zmq4.WithID(zmq4.SocketIdentity("controller")))
+	defer router.Close()
+	pull := zmq4.NewPull(sockCtx)
+	defer pull.Close()
+	if err := router.Listen("tcp://127.0.0.1:0"); err != nil {
+		return nil, fmt.Errorf("bind control socket: %w", err)
+	}
+	if err := pull.Listen("tcp://127.0.0.1:0"); err != nil {
+		return nil, fmt.Errorf("bind records socket: %w", err)
+	}
+	ctrlAddr := "tcp://" + router.Addr().String()
+	recAddr := "tcp://" + pull.Addr().String()
+
+	out := &Outcome{Workers: len(shards), Received: map[int]uint64{}, Expected: map[int]int{}, WorkerPID: map[int]int{}}
+	ctrlCh := make(chan wire.Control, 256)
+	batchCh := make(chan []byte, 8192)
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); readControl(sockCtx, router, ctrlCh) }()
+	go func() { defer readers.Done(); readRecords(sockCtx, pull, batchCh) }()
+	defer func() { closeSocks(); router.Close(); pull.Close(); readers.Wait() }()
+
+	exits := make(chan exitEvent, len(shards))
+	peers := make([]*peer, len(shards))
+	for i := range shards {
+		out.Expected[i] = len(shards[i].Entries)
+		cmd := exec.Command(exe, "worker", "--id", strconv.Itoa(i), "--control", ctrlAddr, "--records", recAddr)
+		cmd.Env = append(os.Environ(), RoleEnv+"=worker")
+		cmd.Stdout = opt.Stderr
+		cmd.Stderr = opt.Stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			killAll(peers)
+			return out, fmt.Errorf("start worker %d: %w", i, err)
+		}
+		p := &peer{id: i, cmd: cmd, pid: cmd.Process.Pid, lastSeen: time.Now(), nextSeq: 1}
+		peers[i] = p
+		out.WorkerPID[i] = p.pid
+		if opt.OnSpawn != nil {
+			opt.OnSpawn(i, p.pid)
+		}
+		go func() { exits <- exitEvent{i, cmd.Wait()} }()
+	}
+	defer killAll(peers)
+
+	r := &run{opt: opt, router: router, peers: peers, out: out, ctrlCh: ctrlCh, batchCh: batchCh, exits: exits}
+	err := r.loop(ctx, shards)
+	r.reap()
+	for _, p := range peers {
+		out.Received[p.id] = p.received
+	}
+	return out, err
+}
+
+type run struct {
+	opt     Options
+	router  zmq4.Socket
+	sendMu  sync.Mutex
+	peers   []*peer
+	out     *Outcome
+	ctrlCh  chan wire.Control
+	batchCh chan []byte
+	exits   chan exitEvent
+	failure []string
+}
+
+func (r *run) send(id int, m wire.Control) {
+	b, _ := json.Marshal(&m)
+	r.sendMu.Lock()
+	defer r.sendMu.Unlock()
+	// A ROUTER send to a gone peer returns nil: liveness is checked separately.
+	_ = r.router.Send(zmq4.NewMsgFrom([]byte(wire.Identity(id)), b))
+}
+
+func (r *run) broadcast(m wire.Control, pred func(*peer) bool) {
+	for _, p := range r.peers {
+		if !p.exited && pred(p) {
+			r.send(p.id, m)
+		}
+	}
+}
+
+// phase is the stage of the run the loop is in.
+type phase int
+
+const (
+	phaseHello phase = iota
+	phaseReady
+	phaseStarted
+	phaseRunning
+)
+
+func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
+	ph := phaseHello
+	deadline := time.Now().Add(wire.HandshakeLimit)
+	hb := time.NewTicker(wire.HeartbeatEvery)
+	defer hb.Stop()
+	var stopDeadline time.Time
+	ctxDone := ctx.Done()
+	stop := func(reason string) {
+		if r.out.Stopped {
+			return
+		}
+		r.out.Stopped = true
+		if reason != "" {
+			r.failure = append(r.failure, reason)
+		}
+		r.broadcast(wire.Control{Type: wire.Stop}, func(p *peer) bool { return !p.done })
+		stopDeadline = time.Now().Add(wire.DrainLimit)
+	}
+	for {
+		if r.allFinished() {
+			break
+		}
+		now := time.Now()
+		if ph < phaseRunning && now.After(deadline) {
+			stop(fmt.Sprintf("workers did not finish the handshake within %s: %s", wire.HandshakeLimit, r.describeHandshake(ph)))
+			return r.err()
+		}
+		if r.out.Stopped && !stopDeadline.IsZero() && now.After(stopDeadline) {
+			for _, p := range r.peers {
+				if !p.finished {
+					r.problem(p, "did not finish within %s of STOP", wire.DrainLimit)
+					p.finished = true
+				}
+			}
+			break
+		}
+		select {
+		case <-ctxDone:
+			ctxDone = nil
+			if ph < phaseRunning {
+				stop("")
+				return errors.New("interrupted before the run started")
+			}
+			stop("")
+		case m := <-r.ctrlCh:
+			p := r.peer(m.Worker)
+			if p == nil {
+				continue
+			}
+			p.lastSeen = time.Now()
+			switch m.Type {
+			case wire.Hello:
+				if m.Version != r.opt.Version {
+					stop(fmt.Sprintf("worker %d runs version %q, controller %q", p.id, m.Version, r.opt.Version))
+					return r.err()
+				}
+				p.hello = true
+			case wire.Ready:
+				p.ready = true
+			case wire.Started:
+				p.started = true
+			case wire.Done:
+				p.done, p.doneRecs, p.doneSeq = true, m.Records, m.LastSeq
+				p.lastSeen = time.Now()
+			}
+		case b := <-r.batchCh:
+			r.batch(b)
+		case ev := <-r.exits:
+			p := r.peers[ev.id]
+			p.exited, p.exitErr = true, ev.err
+			if !p.done {
+				reason := fmt.Sprintf("worker %d (pid %d) exited before finishing: %v; %d of %d records received",
+					p.id, p.pid, exitText(ev.err), p.received, len(shards[p.id].Entries))
+				r.problem(p, "exited early (%s)", exitText(ev.err))
+				p.finished = true
+				stop(reason)
+			}
+		case <-hb.C:
+			r.broadcast(wire.Control{Type: wire.Heartbeat}, func(p *peer) bool { return !p.finished })
+			for _, p := range r.peers {
+				if !p.finished && !p.exited && time.Since(p.lastSeen) > wire.SilenceLimit {
+					r.problem(p, "silent for %s", wire.SilenceLimit)
+					p.finished = true
+					_ = p.cmd.Process.Kill()
+					stop(fmt.Sprintf("worker %d (pid %d) stopped answering", p.id, p.pid))
+				}
+			}
+		}
+		// Advance the handshake.
+		switch {
+		case ph == phaseHello && r.all(func(p *peer) bool { return p.hello }):
+			for i, s := range shards {
+				r.send(i, wire.Control{Type: wire.Shard, Shard: s})
+			}
+			ph = phaseReady
+		case ph == phaseReady && r.all(func(p *peer) bool { return p.ready }):
+			t0 := time.Now().Add(wire.StartLead)
+			r.out.T0 = t0
+			if r.opt.OnStart != nil {
+				r.opt.OnStart(t0)
+			}
+			r.broadcast(wire.Control{Type: wire.Start, T0: t0.UnixNano()}, func(*peer) bool { return true })
+			ph = phaseStarted
+		case ph == phaseStarted && r.all(func(p *peer) bool { return p.started }):
+			ph = phaseRunning
+		}
+		r.checkFinished()
+	}
+	return r.err()
+}
+
+// checkFinished marks workers whose DONE count has fully arrived, and says BYE.
+func (r *run) checkFinished() {
+	for _, p := range r.peers {
+		if p.finished || !p.done {
+			continue
+		}
+		if p.received >= p.doneRecs {
+			if p.received != p.doneRecs || p.nextSeq-1 != p.doneSeq {
+				r.problem(p, "DONE says %d records (last seq %d), received %d (last seq %d)", p.doneRecs, p.doneSeq, p.received, p.nextSeq-1)
+			}
+			p.finished = true
+			r.send(p.id, wire.Control{Type: wire.Bye})
+		} else if time.Since(p.lastSeen) > wire.DrainLimit {
+			r.problem(p, "DONE says %d records, only %d arrived within %s", p.doneRecs, p.received, wire.DrainLimit)
+			p.finished = true
+			r.send(p.id, wire.Control{Type: wire.Bye})
+		}
+	}
+}
+
+func (r *run) batch(b []byte) {
+	var bt record.Batch
+	if err := json.Unmarshal(b, &bt); err != nil {
+		r.failure = append(r.failure, fmt.Sprintf("undecodable record batch (%d bytes): %v", len(b), err))
+		return
+	}
+	p := r.peer(bt.Worker)
+	if p == nil {
+		r.failure = append(r.failure, fmt.Sprintf("records from unknown worker %d", bt.Worker))
+		return
+	}
+	p.lastSeen = time.Now()
+	if bt.First != p.nextSeq {
+		r.problem(p, "sequence gap: expected %d, got %d", p.nextSeq, bt.First)
+	}
+	for i := range bt.Records {
+		rec := &bt.Records[i]
+		if r.opt.OnRecord != nil {
+			r.opt.OnRecord(rec)
+		}
+	}
+	p.received += uint64(len(bt.Records))
+	p.nextSeq = bt.First + uint64(len(bt.Records))
+}
+
+func (r *run) peer(id int) *peer {
+	if id < 0 || id >= len(r.peers) {
+		return nil
+	}
+	return r.peers[id]
+}
+
+func (r *run) all(f func(*peer) bool) bool {
+	for _, p := range r.peers {
+		if !f(p) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *run) allFinished() bool { return r.all(func(p *peer) bool { return p.finished }) }
+
+func (r *run) problem(p *peer, format string, a ...any) {
+	r.out.Problems = append(r.out.Problems, fmt.Sprintf("worker %d: ", p.id)+fmt.Sprintf(format, a...))
+}
+
+func (r *run) describeHandshake(ph phase) string {
+	var missing []string
+	for _, p := range r.peers {
+		switch {
+		case !p.hello:
+			missing = append(missing, fmt.Sprintf("worker %d sent no HELLO", p.id))
+		case ph >= phaseReady && !p.ready:
+			missing = append(missing, fmt.Sprintf("worker %d sent no READY", p.id))
+		case ph >= phaseStarted && !p.started:
+			missing = append(missing, fmt.Sprintf("worker %d sent no STARTED", p.id))
+		}
+	}
+	return strings.Join(missing, "; ")
+}
+
+func (r *run) err() error {
+	var parts []string
+	parts = append(parts, r.failure...)
+	if len(r.out.Problems) > 0 && len(r.failure) == 0 {
+		parts = append(parts, "records were lost: "+strings.Join(r.out.Problems, "; "))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(parts, "; "))
+}
+
+// reap waits a bounded time for workers to exit after BYE, then kills them.
+func (r *run) reap() {
+	deadline := time.After(5 * time.Second)
+	for {
+		alive := 0
+		for _, p := range r.peers {
+			if p != nil && !p.exited {
+				alive++
+			}
+		}
+		if alive == 0 {
+			return
+		}
+		select {
+		case ev := <-r.exits:
+			r.peers[ev.id].exited = true
+		case <-deadline:
+			killAll(r.peers)
+			return
+		}
+	}
+}
+
+func killAll(peers []*peer) {
+	for _, p := range peers {
+		if p != nil && !p.exited && p.cmd.Process != nil {
+			_ = p.cmd.Process.Kill()
+		}
+	}
+}
+
+func exitText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+func readControl(ctx context.Context, s zmq4.Socket, out chan<- wire.Control) {
+	for {
+		msg, err := s.Recv()
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			// A peer left (ZMQ.md): liveness is watched through the process.
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if len(msg.Frames) < 2 {
+			continue
+		}
+		var m wire.Control
+		if json.Unmarshal(msg.Frames[len(msg.Frames)-1], &m) != nil {
+			continue
+		}
+		select {
+		case out <- m:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func readRecords(ctx context.Context, s zmq4.Socket, out chan<- []byte) {
+	for {
+		msg, err := s.Recv()
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		for _, f := range msg.Frames {
+			select {
+			case out <- f:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// Split divides concurrency c across n workers (the first c%n get one
+// more), like k6 execution segments. n is capped at c.
+func Split(c, n int) []int {
+	n = max(1, min(n, c))
+	out := make([]int, n)
+	for i := range out {
+		out[i] = c / n
+		if i < c%n {
+			out[i]++
+		}
+	}
+	return out
+}
+
+// Assign gives each of count requests to a worker in proportion to its
+// concurrency, interleaved (smooth weighted round robin), so every worker's
+// share is spread over the whole plan. It returns worker indices per request.
+func Assign(count int, weights []int) []int {
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	cur := make([]int, len(weights))
+	out := make([]int, count)
+	for i := range out {
+		best := 0
+		for j, w := range weights {
+			cur[j] += w
+			if cur[j] > cur[best] {
+				best = j
+			}
+		}
+		cur[best] -= total
+		out[i] = best
+	}
+	return out
+}
+
+// SortedIDs returns map keys in order, for stable reports.
+func SortedIDs(m map[int]uint64) []int {
+	ids := make([]int, 0, len(m))
+	for k := range m {
+		ids = append(ids, k)
+	}
+	sort.Ints(ids)
+	return ids
+}

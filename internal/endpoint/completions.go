@@ -1,0 +1,17 @@
+package endpoint
+
+// Completions is the OpenAI /v1/completions codec.
+type Completions struct{}
+
+var _ Kind = Completions{}
+
+// Build makes a completions request with the prompt as one string.
+func (Completions) Build(in Input) ([]byte, error) {
+	return marshalBody(map[string]any{"model": in.Model, "prompt": in.Prompt}, in)
+}
+
+// ParseChunk reads one streamed text_completion object.
+func (Completions) ParseChunk(data []byte) (Chunk, error) { return parseOpenAI(data) }
+
+// ParseResponse reads one text_completion object.
+func (Completions) ParseResponse(body []byte) (Response, error) { return parseOpenAI(body) }

@@ -1,0 +1,134 @@
+// Package endpoint knows the wire format of each endpoint type: how to build
+// a request body and how to read a response or one streamed chunk.
+//
+// One file per endpoint type. Builders run once, in the controller, when the
+// plan is made; parsers run on the worker's hot path and extract only what a
+// metric needs (content text, usage, an error object).
+package endpoint
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/aiperf-action/aiperf-action/internal/config"
+)
+
+// Input is what a request body is built from.
+type Input struct {
+	Model     string
+	Prompt    string
+	MaxTokens int // 0: unset
+	Stream    bool
+	Extra     map[string]json.RawMessage // --extra-inputs, merged last
+}
+
+// Usage is the OpenAI usage object.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// Chunk is what one streamed event carries.
+type Chunk struct {
+	Content   string // generated text in this chunk (content or reasoning)
+	Usage     *Usage
+	Finish    string // finish_reason, when the chunk has one
+	ServerErr string // an error object the server put in the stream
+}
+
+// Response is a whole non-streaming response.
+type Response = Chunk
+
+// Kind is one endpoint type's codec.
+type Kind interface {
+	Build(in Input) ([]byte, error)
+	ParseChunk(data []byte) (Chunk, error)
+	ParseResponse(body []byte) (Response, error)
+}
+
+// For returns the codec for an endpoint type.
+func For(endpointType string) (Kind, error) {
+	switch endpointType {
+	case config.EndpointChat:
+		return Chat{}, nil
+	case config.EndpointCompletions:
+		return Completions{}, nil
+	}
+	return nil, fmt.Errorf("unknown endpoint type %q", endpointType)
+}
+
+// marshalBody marshals fields plus extra (extra wins) with sorted keys, so
+// the same input always gives the same bytes.
+func marshalBody(fields map[string]any, in Input) ([]byte, error) {
+	m := make(map[string]json.RawMessage, len(fields)+len(in.Extra)+3)
+	for k, v := range fields {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		m[k] = b
+	}
+	if in.MaxTokens > 0 {
+		m["max_tokens"] = json.RawMessage(fmt.Sprint(in.MaxTokens))
+	}
+	if in.Stream {
+		m["stream"] = json.RawMessage("true")
+	}
+	for k, v := range in.Extra {
+		m[k] = v
+	}
+	return json.Marshal(m)
+}
+
+// wireChoice covers the fields both OpenAI shapes use in a choice.
+type wireChoice struct {
+	Delta *struct {
+		Content          *string `json:"content"`
+		ReasoningContent *string `json:"reasoning_content"`
+	} `json:"delta"`
+	Message *struct {
+		Content          *string `json:"content"`
+		ReasoningContent *string `json:"reasoning_content"`
+	} `json:"message"`
+	Text         *string `json:"text"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+type wireObject struct {
+	Choices []wireChoice    `json:"choices"`
+	Usage   *Usage          `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// parseOpenAI reads a chat or completions object (chunk or whole).
+func parseOpenAI(data []byte) (Chunk, error) {
+	var o wireObject
+	if err := json.Unmarshal(data, &o); err != nil {
+		return Chunk{}, fmt.Errorf("malformed JSON: %w", err)
+	}
+	var c Chunk
+	c.Usage = o.Usage
+	if len(o.Error) > 0 && string(o.Error) != "null" {
+		c.ServerErr = string(o.Error)
+	}
+	for _, ch := range o.Choices {
+		if ch.Delta != nil {
+			c.Content += deref(ch.Delta.ReasoningContent) + deref(ch.Delta.Content)
+		}
+		if ch.Message != nil {
+			c.Content += deref(ch.Message.ReasoningContent) + deref(ch.Message.Content)
+		}
+		c.Content += deref(ch.Text)
+		if ch.FinishReason != nil {
+			c.Finish = *ch.FinishReason
+		}
+	}
+	return c, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

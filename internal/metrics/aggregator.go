@@ -1,0 +1,251 @@
+package metrics
+
+import (
+	"math"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/aiperf-action/aiperf-action/internal/config"
+	"github.com/aiperf-action/aiperf-action/internal/record"
+)
+
+// series is one distribution: an overall histogram, one per window, and
+// exact running moments (for avg and std).
+type series struct {
+	unit, hdrUnit string
+	scale         float64 // summary = hdr value / scale
+	lo, hi        int64
+	all           *hdr.Histogram
+	windows       []*hdr.Histogram
+	n             int64
+	mean, m2      float64
+}
+
+func newSeries(unit, hdrUnit string, scale float64, hi int64) *series {
+	return &series{unit: unit, hdrUnit: hdrUnit, scale: scale, lo: 1, hi: hi, all: hdr.New(1, hi, 3)}
+}
+
+func (s *series) add(v float64, window int) {
+	iv := int64(math.Round(v * s.scale))
+	iv = max(0, min(iv, s.hi))
+	_ = s.all.RecordValue(iv)
+	for len(s.windows) <= window {
+		s.windows = append(s.windows, hdr.New(s.lo, s.hi, 3))
+	}
+	_ = s.windows[window].RecordValue(iv)
+	s.n++
+	d := v - s.mean
+	s.mean += d / float64(s.n)
+	s.m2 += d * (v - s.mean)
+}
+
+// Aggregator folds records into histograms. It is not safe for concurrent
+// use: the controller feeds it from its single draining goroutine.
+type Aggregator struct {
+	Window time.Duration
+	SLOs   []config.SLO
+
+	dists     map[string]*series
+	lag       *series // schedule lag, sent − due: the tool's own health
+	counts    Counts
+	errMsgs   map[string]string
+	firstSent int64
+	lastEnd   int64
+	any       bool
+	totalISL  int64
+	totalOSL  int64
+	winTokens []float64
+	winOK     []float64
+	winGood   []float64
+}
+
+// NewAggregator returns an empty aggregator with window length w.
+func NewAggregator(w time.Duration, slos []config.SLO) *Aggregator {
+	const hour = int64(time.Hour / time.Microsecond)
+	a := &Aggregator{Window: w, SLOs: slos, errMsgs: map[string]string{}}
+	a.counts.ErrorsByKind = map[string]int{}
+	a.dists = map[string]*series{
+		TTFT:           newSeries("ms", "us", 1000, hour),
+		TTST:           newSeries("ms", "us", 1000, hour),
+		ITL:            newSeries("ms", "us", 1000, hour),
+		ICL:            newSeries("ms", "us", 1000, hour),
+		RequestLatency: newSeries("ms", "us", 1000, hour),
+		ISL:            newSeries("tokens", "tokens", 1, 1<<30),
+		OSL:            newSeries("tokens", "tokens", 1, 1<<30),
+		PerUser:        newSeries("tokens/sec/user", "mtokens/sec/user", 1000, 1<<40),
+	}
+	a.lag = newSeries("ms", "us", 1000, hour)
+	return a
+}
+
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+// Add folds one record in.
+func (a *Aggregator) Add(r *record.Record) {
+	if r.Warmup {
+		a.counts.Warmup++
+		return
+	}
+	a.counts.Requests++
+	if !a.any || r.Sent < a.firstSent {
+		a.firstSent = r.Sent
+	}
+	if !a.any || r.End > a.lastEnd {
+		a.lastEnd = r.End
+	}
+	a.any = true
+	if r.Sent > 0 || r.Due > 0 {
+		a.lag.add(ms(max(0, r.Sent-r.Due)), 0)
+	}
+	if !r.OK() {
+		a.counts.Errors++
+		a.counts.ErrorsByKind[r.ErrKind]++
+		if _, ok := a.errMsgs[r.ErrKind]; !ok {
+			a.errMsgs[r.ErrKind] = r.ErrMsg
+		}
+		return
+	}
+	a.counts.OK++
+	w := 0
+	if a.Window > 0 && r.End > 0 {
+		w = int(r.End / int64(a.Window))
+	}
+	vals := RecordMetrics(r)
+	for name, v := range vals {
+		if name == ICL {
+			continue
+		}
+		a.dists[name].add(v, w)
+	}
+	for i := 1; i < len(r.Chunks); i++ {
+		a.dists[ICL].add(ms(r.Chunks[i]-r.Chunks[i-1]), w)
+	}
+	a.totalISL += int64(r.ISL)
+	a.totalOSL += int64(r.OSL)
+	grow := func(s *[]float64) {
+		for len(*s) <= w {
+			*s = append(*s, 0)
+		}
+	}
+	grow(&a.winTokens)
+	grow(&a.winOK)
+	grow(&a.winGood)
+	a.winTokens[w] += float64(r.OSL)
+	a.winOK[w]++
+	if Good(vals, a.SLOs) {
+		a.counts.Good++
+		a.winGood[w]++
+	}
+}
+
+// RecordMetrics computes one successful record's per-request metrics, in
+// display units (ms, tokens, tokens/sec/user). Metrics that don't apply
+// (TTFT when not streaming, ITL with one token) are absent.
+func RecordMetrics(r *record.Record) map[string]float64 {
+	out := map[string]float64{ISL: float64(r.ISL), OSL: float64(r.OSL)}
+	if r.Streaming && len(r.Chunks) > 0 {
+		last := r.Chunks[len(r.Chunks)-1]
+		ttft := r.FirstToken - r.Sent
+		lat := last - r.Sent
+		out[TTFT] = ms(ttft)
+		out[RequestLatency] = ms(lat)
+		if len(r.Chunks) > 1 {
+			out[TTST] = ms(r.Chunks[1] - r.Chunks[0])
+		}
+		if r.OSL > 1 {
+			itl := float64(lat-ttft) / float64(r.OSL-1)
+			out[ITL] = itl / 1e6
+			if itl > 0 {
+				out[PerUser] = 1e9 / itl
+			}
+		}
+	} else {
+		out[RequestLatency] = ms(r.End - r.Sent)
+	}
+	return out
+}
+
+// Good reports whether a record's metrics meet every SLO. With no SLOs,
+// every successful request is good.
+func Good(vals map[string]float64, slos []config.SLO) bool {
+	for _, s := range slos {
+		v, ok := vals[s.Metric]
+		if !ok {
+			return false
+		}
+		if config.GoodputMetrics[s.Metric] {
+			if v < s.Value {
+				return false
+			}
+		} else if v > s.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// Summary computes the run summary.
+func (a *Aggregator) Summary() *Summary {
+	s := &Summary{Counts: a.counts, Metrics: map[string]Metric{}, ErrorMsgs: a.errMsgs,
+		FirstSent: a.firstSent, LastEnd: a.lastEnd, TotalISL: a.totalISL, TotalOSL: a.totalOSL}
+	if a.any {
+		s.DurationS = float64(a.lastEnd-a.firstSent) / 1e9
+	}
+	ws := a.Window.Seconds()
+	for name, sr := range a.dists {
+		if sr.n == 0 {
+			continue
+		}
+		s.Metrics[name] = Metric{Dist: sr.dist(ws)}
+	}
+	if a.lag.n > 0 {
+		s.Lag = a.lag.dist(0)
+		s.Lag.Windows = nil
+	}
+	rate := func(unit string, total float64, per []float64) Metric {
+		r := &Rate{Unit: unit, WindowS: ws, Windows: make([]float64, len(per))}
+		if s.DurationS > 0 {
+			r.Value = total / s.DurationS
+		}
+		for i, v := range per {
+			span := ws
+			// The last window ends at the last record, not at a window edge.
+			if i == len(per)-1 && ws > 0 {
+				span = float64(a.lastEnd)/1e9 - float64(i)*ws
+			}
+			if span > 0 {
+				r.Windows[i] = v / span
+			}
+		}
+		return Metric{Rate: r}
+	}
+	if a.counts.OK > 0 {
+		s.Metrics[OutputTput] = rate("tokens/sec", float64(a.totalOSL), a.winTokens)
+		s.Metrics[RequestTput] = rate("requests/sec", float64(a.counts.OK), a.winOK)
+		if len(a.SLOs) > 0 {
+			s.Metrics[Goodput] = rate("requests/sec", float64(a.counts.Good), a.winGood)
+		}
+	}
+	return s
+}
+
+func (sr *series) dist(windowS float64) *Dist {
+	d := &Dist{Unit: sr.unit, HDRUnit: sr.hdrUnit, Scale: sr.scale, Count: sr.n, WindowS: windowS}
+	d.Avg = sr.mean
+	if sr.n > 1 {
+		d.Std = math.Sqrt(sr.m2 / float64(sr.n))
+	}
+	d.Min = float64(sr.all.Min()) / sr.scale
+	d.Max = float64(sr.all.Max()) / sr.scale
+	for _, p := range Percentiles {
+		d.setPercentile(p.Name, float64(sr.all.ValueAtQuantile(p.Q))/sr.scale)
+	}
+	b, _ := sr.all.Encode(hdr.V2CompressedEncodingCookieBase)
+	d.HDR = string(b)
+	for _, w := range sr.windows {
+		wb, _ := w.Encode(hdr.V2CompressedEncodingCookieBase)
+		d.Windows = append(d.Windows, string(wb))
+	}
+	return d
+}

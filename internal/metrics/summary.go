@@ -1,0 +1,218 @@
+// Package metrics turns records into AIPerf's metrics.
+//
+// Every distribution is kept in an HdrHistogram (3 significant figures),
+// overall and per time window, so percentiles can be recomputed from
+// run.json alone and the gate can bootstrap over windows. Definitions follow
+// AIPerf:
+//
+//	time_to_first_token   first content chunk − sent
+//	time_to_second_token  second content chunk − first content chunk
+//	request_latency       last content chunk − sent (end of body when not streaming)
+//	inter_token_latency   (request_latency − TTFT) / (OSL − 1)
+//	inter_chunk_latency   every gap between consecutive content chunks
+//	output_token_throughput_per_user  1 / inter_token_latency
+//	output_token_throughput           Σ OSL / benchmark duration
+//	request_throughput                successful requests / benchmark duration
+//	goodput                           requests meeting every --goodput SLO / duration
+//
+// The benchmark duration runs from the first request sent to the last one
+// ended. Warmup records are counted but never enter a metric.
+package metrics
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Metric names, AIPerf's tags.
+const (
+	TTFT           = "time_to_first_token"
+	TTST           = "time_to_second_token"
+	ITL            = "inter_token_latency"
+	ICL            = "inter_chunk_latency"
+	RequestLatency = "request_latency"
+	ISL            = "input_sequence_length"
+	OSL            = "output_sequence_length"
+	PerUser        = "output_token_throughput_per_user"
+	OutputTput     = "output_token_throughput"
+	RequestTput    = "request_throughput"
+	Goodput        = "goodput"
+)
+
+// Percentiles reported for every distribution.
+var Percentiles = []struct {
+	Name string
+	Q    float64
+}{{"p1", 1}, {"p5", 5}, {"p10", 10}, {"p25", 25}, {"p50", 50}, {"p75", 75}, {"p90", 90}, {"p95", 95}, {"p99", 99}, {"p999", 99.9}}
+
+// Dist summarises one distribution metric. Summary fields are in Unit; the
+// histograms record HDRUnit (integers): a summary value is an HDR value
+// divided by Scale.
+type Dist struct {
+	Unit    string   `json:"unit"`
+	Count   int64    `json:"count"`
+	Avg     float64  `json:"avg"`
+	Min     float64  `json:"min"`
+	Max     float64  `json:"max"`
+	Std     float64  `json:"std"`
+	P1      float64  `json:"p1"`
+	P5      float64  `json:"p5"`
+	P10     float64  `json:"p10"`
+	P25     float64  `json:"p25"`
+	P50     float64  `json:"p50"`
+	P75     float64  `json:"p75"`
+	P90     float64  `json:"p90"`
+	P95     float64  `json:"p95"`
+	P99     float64  `json:"p99"`
+	P999    float64  `json:"p999"`
+	HDR     string   `json:"hdr"`
+	HDRUnit string   `json:"hdr_unit"`
+	Scale   float64  `json:"scale"`
+	WindowS float64  `json:"window_s"`
+	Windows []string `json:"windows"`
+}
+
+// Rate summarises one throughput metric: its value over the whole benchmark
+// and per window.
+type Rate struct {
+	Unit    string    `json:"unit"`
+	Value   float64   `json:"value"`
+	WindowS float64   `json:"window_s"`
+	Windows []float64 `json:"windows"`
+}
+
+// Metric is either a Dist or a Rate; in JSON it is the one that is set.
+type Metric struct {
+	Dist *Dist
+	Rate *Rate
+}
+
+// MarshalJSON writes whichever of Dist and Rate is set.
+func (m Metric) MarshalJSON() ([]byte, error) {
+	if m.Dist != nil {
+		return json.Marshal(m.Dist)
+	}
+	if m.Rate != nil {
+		return json.Marshal(m.Rate)
+	}
+	return nil, fmt.Errorf("empty metric")
+}
+
+// UnmarshalJSON reads a Dist when the object has "hdr", a Rate when it has "value".
+func (m *Metric) UnmarshalJSON(b []byte) error {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return err
+	}
+	if _, ok := probe["hdr"]; ok {
+		m.Dist = new(Dist)
+		return json.Unmarshal(b, m.Dist)
+	}
+	if _, ok := probe["value"]; ok {
+		m.Rate = new(Rate)
+		return json.Unmarshal(b, m.Rate)
+	}
+	return fmt.Errorf("metric has neither \"hdr\" nor \"value\"")
+}
+
+// Histogram decodes the overall histogram of d.
+func (d *Dist) Histogram() (*hdr.Histogram, error) {
+	return hdr.Decode([]byte(d.HDR))
+}
+
+// Get returns the summary field named by a statistic ("avg", "p99", ...).
+func (d *Dist) Get(stat string) (float64, bool) {
+	switch stat {
+	case "avg":
+		return d.Avg, true
+	case "min":
+		return d.Min, true
+	case "max":
+		return d.Max, true
+	case "std":
+		return d.Std, true
+	}
+	for _, p := range Percentiles {
+		if p.Name == stat {
+			return d.percentile(p.Name), true
+		}
+	}
+	return 0, false
+}
+
+func (d *Dist) percentile(name string) float64 {
+	switch name {
+	case "p1":
+		return d.P1
+	case "p5":
+		return d.P5
+	case "p10":
+		return d.P10
+	case "p25":
+		return d.P25
+	case "p50":
+		return d.P50
+	case "p75":
+		return d.P75
+	case "p90":
+		return d.P90
+	case "p95":
+		return d.P95
+	case "p99":
+		return d.P99
+	case "p999":
+		return d.P999
+	}
+	return math.NaN()
+}
+
+func (d *Dist) setPercentile(name string, v float64) {
+	switch name {
+	case "p1":
+		d.P1 = v
+	case "p5":
+		d.P5 = v
+	case "p10":
+		d.P10 = v
+	case "p25":
+		d.P25 = v
+	case "p50":
+		d.P50 = v
+	case "p75":
+		d.P75 = v
+	case "p90":
+		d.P90 = v
+	case "p95":
+		d.P95 = v
+	case "p99":
+		d.P99 = v
+	case "p999":
+		d.P999 = v
+	}
+}
+
+// Counts are the request outcomes of the profiling phase.
+type Counts struct {
+	Requests     int            `json:"requests"`
+	OK           int            `json:"ok"`
+	Errors       int            `json:"errors"`
+	ErrorsByKind map[string]int `json:"errors_by_kind"`
+	Good         int            `json:"good,omitempty"` // met every --goodput SLO
+	Warmup       int            `json:"warmup,omitempty"`
+}
+
+// Summary is the aggregated result of a run.
+type Summary struct {
+	Counts    Counts
+	Metrics   map[string]Metric
+	Lag       *Dist // schedule lag (sent − due), ms: the tool's own health
+	DurationS float64
+	FirstSent int64 // ns since t0
+	LastEnd   int64
+	TotalISL  int64
+	TotalOSL  int64
+	ErrorMsgs map[string]string // one example message per error kind
+}

@@ -1,0 +1,55 @@
+// Package record defines the per-request record: what one request did, in
+// monotonic nanoseconds from the run's common start instant.
+//
+// A record is data, never an error: a failed request has ErrKind set and is
+// counted by kind. Records travel from workers to the controller in batches
+// and end up, one per line, in records.jsonl.
+package record
+
+// Error kinds. HTTP failures use "http_<status>".
+const (
+	ErrConnRefused = "connection_refused"
+	ErrConnReset   = "connection_reset"
+	ErrTimeout     = "timeout"
+	ErrCancelled   = "cancelled"
+	ErrTransport   = "transport"
+	ErrStreamCut   = "stream_truncated"
+	ErrMalformed   = "malformed_response"
+	ErrServer      = "server_error_in_stream"
+	ErrEmpty       = "empty_response"
+)
+
+// Record is one request's timeline and outcome. All times are nanoseconds
+// since the run's start instant (t0), read from the worker's monotonic clock.
+type Record struct {
+	Worker    int    `json:"worker"`
+	Seq       uint64 `json:"seq"` // per-worker sequence number, from 1
+	Index     int    `json:"index"`
+	SessionID string `json:"session_id"`
+	Warmup    bool   `json:"warmup,omitempty"`
+
+	Due        int64   `json:"due_ns"`                  // when the plan wanted it sent
+	Sent       int64   `json:"sent_ns"`                 // when the request was handed to the connection
+	FirstByte  int64   `json:"first_byte_ns,omitempty"` // response headers arrived
+	FirstToken int64   `json:"first_token_ns,omitempty"`
+	Chunks     []int64 `json:"chunks_ns,omitempty"` // arrival of every chunk with content
+	End        int64   `json:"end_ns"`
+
+	Streaming bool   `json:"streaming"`
+	ISL       int    `json:"isl"`
+	OSL       int    `json:"osl"`
+	Status    int    `json:"status,omitempty"`
+	ErrKind   string `json:"error_kind,omitempty"`
+	ErrMsg    string `json:"error,omitempty"`
+}
+
+// OK reports whether the request succeeded.
+func (r *Record) OK() bool { return r.ErrKind == "" }
+
+// Batch is what a worker sends over the records socket: consecutive records
+// with sequence numbers First..First+len(Records)-1.
+type Batch struct {
+	Worker  int      `json:"worker"`
+	First   uint64   `json:"first"`
+	Records []Record `json:"records"`
+}

@@ -1,0 +1,116 @@
+// Package report renders results for people: the console table now, and
+// markdown for PR comments and summaries as the gate grows.
+//
+// Server text (error messages) is data; renderers that put it into markup
+// must escape it. The console table has AIPerf's columns and row names, so
+// that numbers can be read side by side with an AIPerf run.
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aiperf-action/aiperf-action/internal/metrics"
+	"github.com/aiperf-action/aiperf-action/internal/result"
+)
+
+// Console writes the metrics table, error counts and tool health of run.
+func Console(w io.Writer, r *result.Run, errMsgs map[string]string) {
+	header := []string{"Metric", "avg", "min", "max", "p99", "p90", "p50", "std"}
+	var rows [][]string
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+	for _, name := range metrics.Order {
+		m, ok := r.Metrics[name]
+		if !ok {
+			continue
+		}
+		if d := m.Dist; d != nil {
+			rows = append(rows, []string{fmt.Sprintf("%s (%s)", metrics.DisplayName(name), d.Unit),
+				f(d.Avg), f(d.Min), f(d.Max), f(d.P99), f(d.P90), f(d.P50), f(d.Std)})
+		} else if m.Rate != nil {
+			rows = append(rows, []string{fmt.Sprintf("%s (%s)", metrics.DisplayName(name), m.Rate.Unit),
+				f(m.Rate.Value), "N/A", "N/A", "N/A", "N/A", "N/A", "N/A"})
+		}
+	}
+	rows = append(rows, []string{"Request Count (requests)", strconv.Itoa(r.Counts.OK), "N/A", "N/A", "N/A", "N/A", "N/A", "N/A"})
+	fmt.Fprintf(w, "\naiperf-action | LLM Metrics | %s %s | %s\n", r.Target.EndpointType, streamWord(r.Target.Streaming), r.Target.Model)
+	table(w, header, rows)
+
+	if r.Counts.Errors > 0 {
+		fmt.Fprintf(w, "\nErrors: %d of %d requests failed\n", r.Counts.Errors, r.Counts.Requests)
+		kinds := make([]string, 0, len(r.Counts.ErrorsByKind))
+		for k := range r.Counts.ErrorsByKind {
+			kinds = append(kinds, k)
+		}
+		sort.Slice(kinds, func(i, j int) bool {
+			ci, cj := r.Counts.ErrorsByKind[kinds[i]], r.Counts.ErrorsByKind[kinds[j]]
+			return ci > cj || ci == cj && kinds[i] < kinds[j]
+		})
+		for _, k := range kinds {
+			fmt.Fprintf(w, "  %-24s %6d  %s\n", k, r.Counts.ErrorsByKind[k], clip(errMsgs[k], 100))
+		}
+	}
+	th := r.ToolHealth
+	lag := "n/a"
+	if th.ScheduleLagMs != nil {
+		lag = fmt.Sprintf("p50 %.3f ms, p99 %.3f ms", th.ScheduleLagMs.P50, th.ScheduleLagMs.P99)
+	}
+	fmt.Fprintf(w, "\nTool health: %d worker processes, schedule lag %s\n", th.Workers, lag)
+	for _, p := range th.Integrity {
+		fmt.Fprintf(w, "  INTEGRITY: %s\n", p)
+	}
+	for _, warn := range th.Warnings {
+		fmt.Fprintf(w, "  WARNING: %s\n", warn)
+	}
+	fmt.Fprintf(w, "Seed %d, profile_hash %s, %.2f s\n", r.Seed, r.ProfileHash, r.DurationS)
+}
+
+func streamWord(s bool) string {
+	if s {
+		return "streaming"
+	}
+	return "non-streaming"
+}
+
+// table writes an aligned table: the first column left-aligned, the rest right.
+func table(w io.Writer, header []string, rows [][]string) {
+	widths := make([]int, len(header))
+	for _, r := range append([][]string{header}, rows...) {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	line := func(cells []string) {
+		var b strings.Builder
+		for i, c := range cells {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if i == 0 {
+				b.WriteString(c + pad)
+			} else {
+				b.WriteString(" | " + pad + c)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	line(header)
+	sep := make([]string, len(header))
+	for i := range sep {
+		sep[i] = strings.Repeat("-", widths[i])
+	}
+	fmt.Fprintln(w, strings.Join(sep, "-+-"))
+	for _, r := range rows {
+		line(r)
+	}
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}

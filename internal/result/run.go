@@ -1,0 +1,134 @@
+// Package result reads and writes a run's folder: run.json (the contract
+// that compare and baselines read), AIPerf-shaped exports, records.jsonl and
+// inputs.json. Every file is written atomically (temp file + rename), so a
+// reader never sees half a file and nothing of the user's is clobbered
+// half-way.
+package result
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/aiperf-action/aiperf-action/internal/metrics"
+)
+
+// Schema is the run.json schema this build writes; readers accept any
+// aiperf-action/run/v1 document and reject other majors.
+const Schema = "aiperf-action/run/v1"
+
+// Run is run.json.
+type Run struct {
+	Schema      string                    `json:"schema"`
+	Tool        Tool                      `json:"tool"`
+	Scenario    string                    `json:"scenario"`
+	ProfileHash string                    `json:"profile_hash"`
+	Seed        uint64                    `json:"seed"`
+	StartedAt   string                    `json:"started_at"`
+	DurationS   float64                   `json:"duration_s"`
+	Target      Target                    `json:"target"`
+	Load        Load                      `json:"load"`
+	Counts      metrics.Counts            `json:"counts"`
+	Metrics     map[string]metrics.Metric `json:"metrics"`
+	ToolHealth  ToolHealth                `json:"tool_health"`
+	Cancelled   bool                      `json:"was_cancelled"`
+}
+
+// Tool identifies the binary that made the run.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Target is what was measured.
+type Target struct {
+	URL          string         `json:"url"`
+	Model        string         `json:"model"`
+	EndpointType string         `json:"endpoint_type"`
+	Streaming    bool           `json:"streaming"`
+	Server       map[string]any `json:"server,omitempty"`
+}
+
+// Load is the load profile, as normalized into profile_hash.
+type Load struct {
+	Concurrency  int      `json:"concurrency"`
+	RequestCount int      `json:"request_count"`
+	ISLMean      int      `json:"isl_mean"`
+	ISLStddev    float64  `json:"isl_stddev"`
+	OSLMean      int      `json:"osl_mean"`
+	OSLStddev    float64  `json:"osl_stddev"`
+	ExtraInputs  []string `json:"extra_inputs,omitempty"`
+	Goodput      string   `json:"goodput,omitempty"`
+}
+
+// ToolHealth is how the tester itself did.
+type ToolHealth struct {
+	ScheduleLagMs *metrics.Dist  `json:"schedule_lag_ms,omitempty"`
+	Workers       int            `json:"workers"`
+	WorkerPIDs    map[int]int    `json:"worker_pids,omitempty"`
+	Records       map[int]uint64 `json:"records_by_worker"`
+	Integrity     []string       `json:"integrity_problems"`
+	Warnings      []string       `json:"warnings"`
+}
+
+// WriteFileAtomic writes data to path through a temp file in the same folder
+// and a rename.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// WriteJSON writes v as indented JSON, atomically.
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	return WriteFileAtomic(path, append(b, '\n'))
+}
+
+// Read reads and checks a run.json. path may be the file or its folder.
+func Read(path string) (*Run, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, "run.json")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: not a valid run.json: %w", path, err)
+	}
+	if r.Schema == "" {
+		return nil, fmt.Errorf("%s: no \"schema\" field; not an aiperf-action run.json", path)
+	}
+	if !strings.HasPrefix(r.Schema, "aiperf-action/run/v1") {
+		return nil, fmt.Errorf("%s: schema %q is not supported (want %s)", path, r.Schema, Schema)
+	}
+	if r.Metrics == nil {
+		return nil, errors.New(path + ": no metrics")
+	}
+	return &r, nil
+}

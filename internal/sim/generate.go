@@ -1,0 +1,215 @@
+package sim
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
+)
+
+// shape is one OpenAI response family.
+type shape struct {
+	name       string
+	idPrefix   string
+	chunkObj   string
+	wholeObj   string
+	roleChunk  bool
+	contentFmt func(word string) string // the choice object for one content chunk
+	finishFmt  func(reason string) string
+	whole      func(text, reason string) string // the choice object of a whole response
+}
+
+var chatShape = shape{
+	name: "chat", idPrefix: "chatcmpl-", chunkObj: "chat.completion.chunk", wholeObj: "chat.completion", roleChunk: true,
+	contentFmt: func(w string) string {
+		return `{"index":0,"delta":{"content":"` + w + `"},"logprobs":null,"finish_reason":null}`
+	},
+	finishFmt: func(r string) string { return `{"index":0,"delta":{},"logprobs":null,"finish_reason":"` + r + `"}` },
+	whole: func(text, r string) string {
+		return `{"index":0,"message":{"role":"assistant","content":"` + text + `"},"logprobs":null,"finish_reason":"` + r + `"}`
+	},
+}
+
+var completionShape = shape{
+	name: "completions", idPrefix: "cmpl-", chunkObj: "text_completion", wholeObj: "text_completion",
+	contentFmt: func(w string) string {
+		return `{"index":0,"text":"` + w + `","logprobs":null,"finish_reason":null}`
+	},
+	finishFmt: func(r string) string { return `{"index":0,"text":"","logprobs":null,"finish_reason":"` + r + `"}` },
+	whole: func(text, r string) string {
+		return `{"index":0,"text":"` + text + `","logprobs":null,"finish_reason":"` + r + `"}`
+	},
+}
+
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
+	arrival := time.Now()
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		http.Error(w, `{"error":{"message":"read body","type":"invalid_request_error","code":400}}`, http.StatusBadRequest)
+		return
+	}
+	var req request
+	if err := json.Unmarshal(body, &req); err != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		msg, _ := json.Marshal("invalid JSON body: " + err.Error())
+		io.WriteString(w, `{"error":{"message":`+string(msg)+`,"type":"invalid_request_error","code":400}}`)
+		return
+	}
+	h := hashBody(body)
+	n, finish := s.outputLen(&req, h)
+	isl := promptTokens(&req)
+	model := req.Model
+	if model == "" {
+		model = s.cfg.Model
+	}
+	mj, _ := json.Marshal(model)
+	id := sh.idPrefix + strconv.FormatUint(uint64(h), 16) + strconv.FormatInt(arrival.UnixNano()%1e9, 36)
+	prefix := `{"id":"` + id + `","object":"` + "%s" + `","created":` + strconv.FormatInt(arrival.Unix(), 10) + `,"model":` + string(mj) + `,"choices":[`
+	truth := Truth{ID: r.Header.Get("X-Request-ID"), Endpoint: sh.name, Streaming: req.Stream, ArrivalNs: arrival.UnixNano(), ISL: isl, OSL: n}
+	usage := `"usage":{"prompt_tokens":` + strconv.Itoa(isl) + `,"completion_tokens":` + strconv.Itoa(n) + `,"total_tokens":` + strconv.Itoa(isl+n) + `}`
+	if req.Stream {
+		s.stream(w, r, sh, fmtObj(prefix, sh.chunkObj), n, finish, h, arrival, req.StreamOptions != nil && req.StreamOptions.IncludeUsage, usage, &truth)
+	} else {
+		s.whole(w, r, sh, fmtObj(prefix, sh.wholeObj), n, finish, h, arrival, usage, &truth)
+	}
+	s.keep(truth)
+}
+
+func fmtObj(prefix, obj string) string {
+	i := 0
+	for ; i+1 < len(prefix); i++ {
+		if prefix[i] == '%' && prefix[i+1] == 's' {
+			break
+		}
+	}
+	return prefix[:i] + obj + prefix[i+2:]
+}
+
+// due is when token k is written.
+func (s *Server) due(arrival time.Time, k int) time.Time {
+	return arrival.Add(s.cfg.TTFT + time.Duration(k)*s.cfg.ITL)
+}
+
+// waitUntil sleeps until t or until the client goes away.
+func waitUntil(r *http.Request, t *time.Timer, until time.Time) bool {
+	d := time.Until(until)
+	if d <= 0 {
+		return r.Context().Err() == nil
+	}
+	t.Reset(d)
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, sh shape, prefix string, n int, finish string, h uint32, arrival time.Time, withUsage bool, usage string, truth *Truth) {
+	fl, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	if fl != nil {
+		fl.Flush()
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	buf := make([]byte, 0, 512)
+	var last time.Time
+	truth.Gaps = make([]int64, 0, n)
+	for k := 0; k < n; k++ {
+		if !waitUntil(r, timer, s.due(arrival, k)) {
+			truth.Aborted = true
+			return
+		}
+		buf = buf[:0]
+		if k == 0 && sh.roleChunk {
+			buf = append(buf, "data: "...)
+			buf = append(buf, prefix...)
+			buf = append(buf, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
+		}
+		buf = append(buf, "data: "...)
+		buf = append(buf, prefix...)
+		buf = append(buf, sh.contentFmt(" "+tokenizer.Word(int(h)+k))...)
+		buf = append(buf, "]}\n\n"...)
+		if _, err := w.Write(buf); err != nil {
+			truth.Aborted = true
+			return
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		now := time.Now()
+		if k == 0 {
+			truth.FirstToken = int64(now.Sub(arrival))
+		} else {
+			truth.Gaps = append(truth.Gaps, int64(now.Sub(last)))
+		}
+		last = now
+	}
+	buf = buf[:0]
+	buf = append(buf, "data: "...)
+	buf = append(buf, prefix...)
+	buf = append(buf, sh.finishFmt(finish)...)
+	buf = append(buf, "]}\n\n"...)
+	if withUsage {
+		buf = append(buf, "data: "...)
+		buf = append(buf, prefix...)
+		buf = append(buf, "],"+usage+"}\n\n"...)
+	}
+	buf = append(buf, "data: [DONE]\n\n"...)
+	w.Write(buf)
+	if fl != nil {
+		fl.Flush()
+	}
+}
+
+func (s *Server) whole(w http.ResponseWriter, r *http.Request, sh shape, prefix string, n int, finish string, h uint32, arrival time.Time, usage string, truth *Truth) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	if !waitUntil(r, timer, s.due(arrival, n-1)) {
+		truth.Aborted = true
+		return
+	}
+	text := make([]byte, 0, n*8)
+	for k := 0; k < n; k++ {
+		text = append(text, ' ')
+		text = append(text, tokenizer.Word(int(h)+k)...)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, prefix+sh.whole(string(text), finish)+"],"+usage+"}")
+	truth.FirstToken = int64(time.Since(arrival))
+}
+
+// promptTokens counts the prompt with the builtin tokenizer. Content given
+// as an array of parts counts its text parts.
+func promptTokens(req *request) int {
+	n := 0
+	count := func(raw json.RawMessage) {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			n += tokenizer.Count(s)
+			return
+		}
+		var parts []struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(raw, &parts) == nil {
+			for _, p := range parts {
+				n += tokenizer.Count(p.Text)
+			}
+		}
+	}
+	for _, m := range req.Messages {
+		count(m.Content)
+	}
+	if len(req.Prompt) > 0 {
+		count(req.Prompt)
+	}
+	return n
+}

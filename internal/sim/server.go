@@ -1,0 +1,180 @@
+// Package sim is the inference simulator behind `aiperf-action serve`.
+//
+// It is a simulation, not a model: it speaks the OpenAI API byte-for-byte in
+// the shape real servers stream it, and in exact mode every token is due on
+// an absolute schedule from the request's arrival:
+//
+//	token k is written at  arrival + TTFT + k·ITL      (k = 0, 1, ...)
+//
+// never after a chain of sleeps, so lateness does not accumulate. What the
+// server actually did (when each chunk was flushed) is kept per request as
+// its Truth, readable at GET /sim/truth and through Server.Truths, so tests
+// and `calibrate` can compare the client's measurements with the server's.
+package sim
+
+import (
+	"encoding/json"
+	"hash/fnv"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Config is the simulator's behaviour.
+type Config struct {
+	Model      string        // the name /v1/models lists; requests may name any model
+	TTFT       time.Duration // time to first token, from arrival
+	ITL        time.Duration // time between tokens
+	MinLen     int           // natural output length range, used without max_tokens+ignore_eos
+	MaxLen     int
+	TruthLimit int // truths kept (oldest dropped)
+}
+
+// DefaultConfig is exact mode with modest timings.
+var DefaultConfig = Config{Model: "aiperf-sim", TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, MinLen: 16, MaxLen: 256, TruthLimit: 200000}
+
+// Truth is the server-side record of one request, in nanoseconds.
+type Truth struct {
+	ID         string  `json:"id"` // the X-Request-ID header, when sent
+	Endpoint   string  `json:"endpoint"`
+	Streaming  bool    `json:"streaming"`
+	ArrivalNs  int64   `json:"arrival_unix_ns"`
+	FirstToken int64   `json:"first_token_ns"` // first content flushed, since arrival
+	Gaps       []int64 `json:"chunk_gaps_ns"`  // between consecutive content flushes
+	ISL        int     `json:"isl"`
+	OSL        int     `json:"osl"`
+	Aborted    bool    `json:"aborted,omitempty"` // the client went away first
+}
+
+// Server is the simulator.
+type Server struct {
+	cfg     Config
+	created int64
+	mu      sync.Mutex
+	truths  []Truth
+	dropped int
+	mux     *http.ServeMux
+}
+
+// New returns a simulator with cfg.
+func New(cfg Config) *Server {
+	if cfg.MaxLen < cfg.MinLen || cfg.MinLen < 1 {
+		cfg.MinLen, cfg.MaxLen = DefaultConfig.MinLen, DefaultConfig.MaxLen
+	}
+	if cfg.TruthLimit <= 0 {
+		cfg.TruthLimit = DefaultConfig.TruthLimit
+	}
+	if cfg.Model == "" {
+		cfg.Model = DefaultConfig.Model
+	}
+	s := &Server{cfg: cfg, created: time.Now().Unix(), mux: http.NewServeMux()}
+	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, chatShape) })
+	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, completionShape) })
+	s.mux.HandleFunc("GET /v1/models", s.models)
+	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	s.mux.HandleFunc("GET /sim/truth", s.truthHandler)
+	s.mux.HandleFunc("DELETE /sim/truth", func(w http.ResponseWriter, r *http.Request) { s.Reset(); w.WriteHeader(http.StatusNoContent) })
+	return s
+}
+
+// ServeHTTP serves the OpenAI routes, /health and /sim/truth.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Truths returns a copy of the kept truths, oldest first.
+func (s *Server) Truths() []Truth {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Truth(nil), s.truths...)
+}
+
+// Reset forgets all truths.
+func (s *Server) Reset() {
+	s.mu.Lock()
+	s.truths, s.dropped = nil, 0
+	s.mu.Unlock()
+}
+
+func (s *Server) keep(t Truth) {
+	s.mu.Lock()
+	if len(s.truths) >= s.cfg.TruthLimit {
+		n := copy(s.truths, s.truths[len(s.truths)/2:])
+		s.dropped += len(s.truths) - n
+		s.truths = s.truths[:n]
+	}
+	s.truths = append(s.truths, t)
+	s.mu.Unlock()
+}
+
+func (s *Server) truthHandler(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	body := struct {
+		TTFTNs  int64   `json:"ttft_ns"`
+		ITLNs   int64   `json:"itl_ns"`
+		Dropped int     `json:"dropped"`
+		Truths  []Truth `json:"truths"`
+	}{int64(s.cfg.TTFT), int64(s.cfg.ITL), s.dropped, s.truths}
+	b, err := json.Marshal(body)
+	s.mu.Unlock()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	model, _ := json.Marshal(s.cfg.Model)
+	io.WriteString(w, `{"object":"list","data":[{"id":`+string(model)+`,"object":"model","created":`+strconv.FormatInt(s.created, 10)+`,"owned_by":"aiperf-action"}]}`)
+}
+
+// request is what the simulator reads from a body.
+type request struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Prompt        json.RawMessage `json:"prompt"`
+	Stream        bool            `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	MaxTokens           *int `json:"max_tokens"`
+	MaxCompletionTokens *int `json:"max_completion_tokens"`
+	MinTokens           *int `json:"min_tokens"`
+	IgnoreEOS           bool `json:"ignore_eos"`
+}
+
+// outputLen decides how many tokens to generate: a natural length derived
+// from the body's hash (where "EOS" would fall), then max/min tokens.
+func (s *Server) outputLen(req *request, h uint32) (n int, finish string) {
+	span := s.cfg.MaxLen - s.cfg.MinLen + 1
+	natural := s.cfg.MinLen + int(h%uint32(span))
+	limit := -1
+	if req.MaxTokens != nil {
+		limit = *req.MaxTokens
+	}
+	if req.MaxCompletionTokens != nil {
+		limit = *req.MaxCompletionTokens
+	}
+	n, finish = natural, "stop"
+	if req.IgnoreEOS && limit > 0 {
+		n = limit
+	}
+	if req.MinTokens != nil && n < *req.MinTokens {
+		n = *req.MinTokens
+	}
+	if limit > 0 && n >= limit {
+		n, finish = limit, "length"
+	}
+	return max(n, 1), finish
+}
+
+func hashBody(b []byte) uint32 {
+	h := fnv.New32a()
+	h.Write(b)
+	return h.Sum32()
+}

@@ -1,0 +1,152 @@
+// Package sse reads Server-Sent Events streams without goroutines.
+//
+// The reader timestamps every Read when it returns, before any parsing, and
+// each event carries the timestamp of the read that completed it: that is
+// the moment the client could first have seen the event.
+package sse
+
+import (
+	"bytes"
+	"io"
+)
+
+// Event is one SSE event's data field (data lines joined by "\n").
+type Event struct {
+	Data []byte // valid until the next call to Next
+	At   int64  // clock reading when the read that completed the event returned
+}
+
+// Reader splits a stream into events.
+type Reader struct {
+	r     io.Reader
+	clock func() int64
+	buf   []byte
+	start int // unconsumed data is buf[start:]
+	data  []byte
+	err   error
+	last  int64 // time of the latest read
+	first int64 // time of the first read that returned bytes
+}
+
+// NewReader reads from r, stamping reads with clock.
+func NewReader(r io.Reader, clock func() int64) *Reader {
+	return &Reader{r: r, clock: clock, buf: make([]byte, 0, 16<<10)}
+}
+
+// FirstRead is the clock reading of the first read that returned bytes.
+func (r *Reader) FirstRead() int64 { return r.first }
+
+// Next returns the next event with data. It returns io.EOF at a clean end of
+// stream and io.ErrUnexpectedEOF when the stream ends inside an event.
+func (r *Reader) Next() (Event, error) {
+	for {
+		if ev, ok := r.scan(); ok {
+			return ev, nil
+		}
+		if r.err != nil {
+			if len(bytes.TrimSpace(r.buf[r.start:])) > 0 {
+				// A final event without its blank line still counts, as in browsers' lax parsers,
+				// but only if it ends in a newline; otherwise it was cut.
+				rest := r.buf[r.start:]
+				r.start = len(r.buf)
+				if rest[len(rest)-1] == '\n' {
+					if d := r.parse(rest); d != nil {
+						return Event{Data: d, At: r.last}, nil
+					}
+				}
+				if r.err == io.EOF {
+					return Event{}, io.ErrUnexpectedEOF
+				}
+			}
+			return Event{}, r.err
+		}
+		r.fill()
+	}
+}
+
+func (r *Reader) fill() {
+	if r.start > 0 && r.start == len(r.buf) {
+		r.buf, r.start = r.buf[:0], 0
+	} else if r.start > cap(r.buf)/2 {
+		n := copy(r.buf, r.buf[r.start:])
+		r.buf, r.start = r.buf[:n], 0
+	}
+	if len(r.buf) == cap(r.buf) {
+		nb := make([]byte, len(r.buf), 2*cap(r.buf))
+		copy(nb, r.buf)
+		r.buf = nb
+	}
+	n, err := r.r.Read(r.buf[len(r.buf):cap(r.buf)])
+	if n > 0 {
+		r.last = r.clock()
+		if r.first == 0 {
+			r.first = r.last
+		}
+		r.buf = r.buf[:len(r.buf)+n]
+	}
+	if err != nil {
+		r.err = err
+	}
+}
+
+// scan finds the next complete event (terminated by a blank line) in buf.
+func (r *Reader) scan() (Event, bool) {
+	for {
+		rest := r.buf[r.start:]
+		end, skip := eventEnd(rest)
+		if end < 0 {
+			return Event{}, false
+		}
+		r.start += end + skip
+		if d := r.parse(rest[:end]); d != nil {
+			return Event{Data: d, At: r.last}, true
+		}
+	}
+}
+
+// eventEnd finds the blank line that ends an event: "\n\n" or "\r\n\r\n".
+func eventEnd(b []byte) (end, skip int) {
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] != '\n' {
+			continue
+		}
+		if b[i+1] == '\n' {
+			return i + 1, 1
+		}
+		if b[i+1] == '\r' && i+2 < len(b) && b[i+2] == '\n' {
+			return i + 1, 2
+		}
+	}
+	return -1, 0
+}
+
+// parse extracts the data field of one event block, or nil when it has none.
+func (r *Reader) parse(block []byte) []byte {
+	r.data = r.data[:0]
+	has := false
+	for len(block) > 0 {
+		line := block
+		if i := bytes.IndexByte(block, '\n'); i >= 0 {
+			line, block = block[:i], block[i+1:]
+		} else {
+			block = nil
+		}
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if !bytes.HasPrefix(line, []byte("data:")) {
+			continue // comments, event:, id:, retry:
+		}
+		v := line[5:]
+		if len(v) > 0 && v[0] == ' ' {
+			v = v[1:]
+		}
+		if has {
+			r.data = append(r.data, '\n')
+		}
+		r.data = append(r.data, v...)
+		has = true
+	}
+	if !has {
+		return nil
+	}
+	return r.data
+}

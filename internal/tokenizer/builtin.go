@@ -1,0 +1,81 @@
+// Package tokenizer counts and produces tokens.
+//
+// Builtin is a word-level placeholder: one token is one whitespace-separated
+// word, drawn from a fixed, embedded vocabulary. It needs no files and no
+// network, so synthetic prompts, the simulator and the client all agree on
+// counts exactly. It is not a model tokenizer: lengths measured with it are
+// word counts, and a later tokenizer that loads tokenizer.json replaces it
+// where real token counts matter.
+package tokenizer
+
+import (
+	"strings"
+	"unicode"
+)
+
+// VocabSize is the number of distinct words in the builtin vocabulary.
+const VocabSize = 4096
+
+var vocab = buildVocab()
+
+// buildVocab makes VocabSize pronounceable words from consonant-vowel
+// syllables, deterministically, so that prompts look like text in logs.
+func buildVocab() []string {
+	cons := []string{"b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "sh", "th"}
+	vows := []string{"a", "e", "i", "o", "u", "ai", "ea", "ou"}
+	syl := make([]string, 0, len(cons)*len(vows))
+	for _, c := range cons {
+		for _, v := range vows {
+			syl = append(syl, c+v)
+		}
+	}
+	out := make([]string, 0, VocabSize)
+	for i := 0; len(out) < VocabSize; i++ {
+		a, b := syl[i%len(syl)], syl[(i/len(syl))%len(syl)]
+		out = append(out, a+b)
+	}
+	return out
+}
+
+// Word returns the i-th vocabulary word (i is taken modulo VocabSize).
+func Word(i int) string {
+	if i < 0 {
+		i = -i
+	}
+	return vocab[i%VocabSize]
+}
+
+// Count returns the number of builtin tokens in s: its whitespace-separated words.
+func Count(s string) int {
+	n, in := 0, false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			in = false
+			continue
+		}
+		if !in {
+			n++
+			in = true
+		}
+	}
+	return n
+}
+
+// CountBytes is Count for a byte slice, without converting it to a string.
+func CountBytes(b []byte) int {
+	n, in := 0, false
+	for _, c := range b {
+		if c == ' ' || c == '\n' || c == '\t' || c == '\r' {
+			in = false
+			continue
+		}
+		if !in {
+			n++
+			in = true
+		}
+	}
+	return n
+}
+
+// Join writes words as one space-separated string.
+func Join(words []string) string { return strings.Join(words, " ") }

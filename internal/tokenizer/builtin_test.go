@@ -1,0 +1,40 @@
+package tokenizer
+
+import "testing"
+
+func TestCount(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in   string
+		want int
+	}{
+		{"", 0},
+		{"   ", 0},
+		{"one", 1},
+		{" one two\tthree\nfour ", 4},
+		{"a  b", 2},
+	}
+	for _, c := range cases {
+		if got := Count(c.in); got != c.want {
+			t.Errorf("Count(%q) = %d, want %d", c.in, got, c.want)
+		}
+		if got := CountBytes([]byte(c.in)); got != c.want {
+			t.Errorf("CountBytes(%q) = %d, want %d", c.in, got, c.want)
+		}
+	}
+}
+
+func TestVocabDistinct(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for i := 0; i < VocabSize; i++ {
+		w := Word(i)
+		if seen[w] {
+			t.Fatalf("word %d %q repeats", i, w)
+		}
+		if Count(w) != 1 {
+			t.Fatalf("word %q is not one token", w)
+		}
+		seen[w] = true
+	}
+}

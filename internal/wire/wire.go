@@ -1,0 +1,91 @@
+// Package wire defines the controller ⇄ worker protocol over ZeroMQ.
+//
+// Control runs on ROUTER (controller, binds) / DEALER (worker, dials), one
+// JSON message per frame, every command acknowledged and every wait bounded:
+//
+//	worker → HELLO{worker, pid, version, clock}
+//	ctrl   → SHARD{shard}        worker → READY
+//	ctrl   → START{t0}           worker → STARTED
+//	...    HB both ways, every HeartbeatEvery
+//	ctrl   → STOP (early end)    worker cancels in flight, flushes, sends DONE
+//	worker → DONE{records, last_seq}
+//	ctrl   → BYE                 worker exits
+//
+// Records run on PUSH (worker, dials only the controller) / PULL
+// (controller, binds) as JSON record.Batch messages with per-worker sequence
+// numbers, so the controller can prove nothing was lost.
+package wire
+
+import (
+	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/schedule"
+)
+
+// Message types.
+const (
+	Hello     = "HELLO"
+	Shard     = "SHARD"
+	Ready     = "READY"
+	Start     = "START"
+	Started   = "STARTED"
+	Heartbeat = "HB"
+	Stop      = "STOP"
+	Done      = "DONE"
+	Bye       = "BYE"
+)
+
+// Timing of the protocol. Every wait in controller and worker is bounded by
+// one of these.
+const (
+	HeartbeatEvery = 500 * time.Millisecond
+	SilenceLimit   = 10 * time.Second // no message for this long: the peer is gone
+	HandshakeLimit = 30 * time.Second // HELLO, READY, STARTED
+	DrainLimit     = 10 * time.Second // after DONE or STOP, for the rest to arrive
+	StartLead      = 50 * time.Millisecond
+	BatchEvery     = 20 * time.Millisecond
+	BatchMax       = 64
+)
+
+// Control is one control message.
+type Control struct {
+	Type    string     `json:"type"`
+	Worker  int        `json:"worker"`
+	PID     int        `json:"pid,omitempty"`
+	Version string     `json:"version,omitempty"`
+	Clock   int64      `json:"clock,omitempty"` // sender's wall clock, unix ns
+	Shard   *ShardSpec `json:"shard,omitempty"`
+	T0      int64      `json:"t0,omitempty"` // the common start instant, unix ns
+	Records uint64     `json:"records,omitempty"`
+	LastSeq uint64     `json:"last_seq,omitempty"`
+	Error   string     `json:"error,omitempty"`
+}
+
+// ShardSpec is one worker's part of the plan and how to send it.
+type ShardSpec struct {
+	URL          string           `json:"url"`
+	Headers      [][2]string      `json:"headers,omitempty"`
+	APIKey       string           `json:"api_key,omitempty"`
+	EndpointType string           `json:"endpoint_type"`
+	Streaming    bool             `json:"streaming"`
+	TimeoutNs    int64            `json:"timeout_ns"`
+	Concurrency  int              `json:"concurrency"`
+	Entries      []schedule.Entry `json:"entries"`
+}
+
+// Identity is the ZMQ identity of worker id.
+func Identity(id int) string { return "w" + itoa(id) }
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var b [20]byte
+	n := len(b)
+	for i > 0 {
+		n--
+		b[n] = byte('0' + i%10)
+		i /= 10
+	}
+	return string(b[n:])
+}

@@ -1,0 +1,297 @@
+// Package worker is the load-generating worker process.
+//
+// A worker dials the controller, receives its shard of the plan and a common
+// start instant, and sends every request itself, timing it on its own
+// monotonic clock. Records go into a local buffer on the hot path; one sender
+// goroutine ships them in batches. Any failed send to the controller is fatal:
+// the worker exits at once rather than drop records silently (ZMQ.md).
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+
+	"github.com/aiperf-action/aiperf-action/internal/client"
+	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/record"
+	"github.com/aiperf-action/aiperf-action/internal/wire"
+)
+
+// Options configure a worker.
+type Options struct {
+	ID      int
+	Control string // controller ROUTER endpoint, tcp://host:port
+	Records string // controller PULL endpoint
+	Version string
+	Stderr  io.Writer
+	Exit    func(code int) // called on a fatal protocol failure; os.Exit by default
+}
+
+type worker struct {
+	opt     Options
+	dealer  zmq4.Socket
+	push    zmq4.Socket
+	sendMu  sync.Mutex
+	inbox   chan wire.Control
+	stop    chan struct{} // closed on STOP
+	seen    atomic.Int64  // unix ns of the last message from the controller
+	closing atomic.Bool   // set once Run is returning: socket errors are expected
+
+	recMu   sync.Mutex
+	pending []record.Record
+	seq     uint64
+	shipped uint64
+}
+
+// Run runs one worker until its shard is done or the controller says stop.
+func Run(ctx context.Context, opt Options) error {
+	if opt.Stderr == nil {
+		opt.Stderr = os.Stderr
+	}
+	if opt.Exit == nil {
+		opt.Exit = os.Exit
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := &worker{opt: opt, inbox: make(chan wire.Control, 16), stop: make(chan struct{})}
+	w.dealer = zmq4.NewDealer(ctx, zmq4.WithID(zmq4.SocketIdentity(wire.Identity(opt.ID))),
+		zmq4.WithDialerRetry(50*time.Millisecond), zmq4.WithDialerMaxRetries(-1))
+	defer w.dealer.Close()
+	w.push = zmq4.NewPush(ctx, zmq4.WithDialerRetry(50*time.Millisecond), zmq4.WithDialerMaxRetries(-1))
+	defer w.push.Close()
+	if err := w.dealer.Dial(opt.Control); err != nil {
+		return fmt.Errorf("worker %d: dial control %s: %w", opt.ID, opt.Control, err)
+	}
+	if err := w.push.Dial(opt.Records); err != nil {
+		return fmt.Errorf("worker %d: dial records %s: %w", opt.ID, opt.Records, err)
+	}
+	w.seen.Store(time.Now().UnixNano())
+	defer w.closing.Store(true) // runs before the sockets close
+	go w.readControl()
+
+	w.send(wire.Control{Type: wire.Hello, PID: os.Getpid(), Version: opt.Version, Clock: time.Now().UnixNano()})
+	m, err := w.await(wire.Shard, wire.HandshakeLimit)
+	if err != nil {
+		return err
+	}
+	shard := m.Shard
+	kind, err := endpoint.For(shard.EndpointType)
+	if err != nil {
+		return fmt.Errorf("worker %d: %w", opt.ID, err)
+	}
+	w.send(wire.Control{Type: wire.Ready})
+	m, err = w.await(wire.Start, wire.HandshakeLimit)
+	if err != nil {
+		return err
+	}
+	// The common start instant, carried on this process's monotonic clock.
+	start := time.Now().Add(time.Until(time.Unix(0, m.T0)))
+	w.send(wire.Control{Type: wire.Started})
+	go w.heartbeat(ctx)
+
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	go func() {
+		select {
+		case <-w.stop:
+			stopRun()
+		case <-runCtx.Done():
+		}
+	}()
+	senderDone := make(chan struct{})
+	senderCtx, stopSender := context.WithCancel(ctx)
+	go w.sender(senderCtx, senderDone)
+
+	if d := time.Until(start); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-runCtx.Done():
+		}
+	}
+	c := &client.Client{
+		HTTP:      &http.Client{Transport: client.NewTransport(shard.Concurrency)},
+		URL:       shard.URL,
+		Headers:   shard.Headers,
+		APIKey:    shard.APIKey,
+		Kind:      kind,
+		Streaming: shard.Streaming,
+		Timeout:   time.Duration(shard.TimeoutNs),
+		Clock:     func() int64 { return int64(time.Since(start)) },
+	}
+	w.runClosedLoop(runCtx, c, shard)
+	stopSender()
+	<-senderDone
+	w.flush()
+	w.send(wire.Control{Type: wire.Done, Records: w.shipped, LastSeq: w.seq})
+	_, err = w.await(wire.Bye, wire.DrainLimit)
+	return err
+}
+
+// runClosedLoop keeps shard.Concurrency requests in flight until the shard is
+// used up: each slot sends its next request as soon as its last one ends.
+func (w *worker) runClosedLoop(ctx context.Context, c *client.Client, shard *wire.ShardSpec) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for s := 0; s < shard.Concurrency; s++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(shard.Entries) {
+					return
+				}
+				e := &shard.Entries[i]
+				rec := record.Record{Worker: w.opt.ID, Index: e.Index, SessionID: e.SessionID, ISL: e.ISL, Due: c.Clock()}
+				c.Do(ctx, e.Body, e.SessionID, &rec)
+				w.add(rec)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// add appends a finished record to the outgoing buffer.
+func (w *worker) add(r record.Record) {
+	w.recMu.Lock()
+	w.seq++
+	r.Seq = w.seq
+	w.pending = append(w.pending, r)
+	w.recMu.Unlock()
+}
+
+func (w *worker) sender(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(wire.BatchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			w.flush()
+		}
+	}
+}
+
+// flush ships everything pending, BatchMax records per message.
+func (w *worker) flush() {
+	w.recMu.Lock()
+	recs := w.pending
+	w.pending = nil
+	w.recMu.Unlock()
+	for len(recs) > 0 {
+		n := min(len(recs), wire.BatchMax)
+		b := record.Batch{Worker: w.opt.ID, First: recs[0].Seq, Records: recs[:n]}
+		payload, err := json.Marshal(&b)
+		if err != nil {
+			w.fatal(fmt.Errorf("encode records: %w", err))
+		}
+		if err := w.push.Send(zmq4.NewMsg(payload)); err != nil {
+			w.fatal(fmt.Errorf("send records: %w", err))
+		}
+		w.shipped += uint64(n)
+		recs = recs[n:]
+	}
+}
+
+func (w *worker) send(m wire.Control) {
+	m.Worker = w.opt.ID
+	b, _ := json.Marshal(&m)
+	w.sendMu.Lock()
+	err := w.dealer.Send(zmq4.NewMsg(b))
+	w.sendMu.Unlock()
+	if err != nil {
+		w.fatal(fmt.Errorf("send %s: %w", m.Type, err))
+	}
+}
+
+// readControl moves control messages to the inbox; STOP is acted on here so
+// that it is never stuck behind other work.
+func (w *worker) readControl() {
+	var stopped bool
+	for {
+		msg, err := w.dealer.Recv()
+		if err != nil {
+			if w.closing.Load() || errors.Is(err, context.Canceled) {
+				return
+			}
+			w.fatal(fmt.Errorf("control channel: %w", err))
+		}
+		if len(msg.Frames) == 0 {
+			continue
+		}
+		w.seen.Store(time.Now().UnixNano())
+		var m wire.Control
+		if err := json.Unmarshal(msg.Frames[len(msg.Frames)-1], &m); err != nil {
+			w.fatal(fmt.Errorf("bad control message: %w", err))
+		}
+		switch m.Type {
+		case wire.Heartbeat:
+			continue
+		case wire.Stop:
+			if !stopped {
+				stopped = true
+				close(w.stop)
+			}
+			continue
+		}
+		select {
+		case w.inbox <- m:
+		default:
+			w.fatal(fmt.Errorf("control inbox full at %s", m.Type))
+		}
+	}
+}
+
+// await waits for one message type, bounded by limit.
+func (w *worker) await(typ string, limit time.Duration) (wire.Control, error) {
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	for {
+		select {
+		case m := <-w.inbox:
+			if m.Type == typ {
+				return m, nil
+			}
+		case <-t.C:
+			return wire.Control{}, fmt.Errorf("worker %d: no %s from the controller within %s", w.opt.ID, typ, limit)
+		}
+	}
+}
+
+// heartbeat tells the controller this worker is alive and exits the process
+// when the controller has been silent too long.
+func (w *worker) heartbeat(ctx context.Context) {
+	t := time.NewTicker(wire.HeartbeatEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if time.Since(time.Unix(0, w.seen.Load())) > wire.SilenceLimit {
+				w.fatal(fmt.Errorf("controller silent for %s", wire.SilenceLimit))
+			}
+			w.send(wire.Control{Type: wire.Heartbeat})
+		}
+	}
+}
+
+func (w *worker) fatal(err error) {
+	if w.closing.Load() {
+		return
+	}
+	fmt.Fprintf(w.opt.Stderr, "aiperf-action worker %d: fatal: %v\n", w.opt.ID, err)
+	w.opt.Exit(3)
+}
