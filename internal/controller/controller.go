@@ -118,12 +118,14 @@ func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, 
 
 	exits := make(chan exitEvent, len(shards))
 	peers := make([]*peer, len(shards))
+	var logMu sync.Mutex
 	for i := range shards {
+		logs := &lineWriter{mu: &logMu, dst: opt.Stderr, prefix: []byte("[worker " + strconv.Itoa(i) + "] ")}
 		out.Expected[i] = len(shards[i].Entries)
 		cmd := exec.Command(exe, "worker", "--id", strconv.Itoa(i), "--control", ctrlAddr, "--records", recAddr)
 		cmd.Env = append(os.Environ(), RoleEnv+"=worker")
-		cmd.Stdout = opt.Stderr
-		cmd.Stderr = opt.Stderr
+		cmd.Stdout = logs
+		cmd.Stderr = logs
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 		if err := cmd.Start(); err != nil {
 			killAll(peers)
@@ -135,7 +137,11 @@ func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, 
 		if opt.OnSpawn != nil {
 			opt.OnSpawn(i, p.pid)
 		}
-		go func() { exits <- exitEvent{i, cmd.Wait()} }()
+		go func() {
+			err := cmd.Wait() // returns after the output copiers finish
+			logs.flush()
+			exits <- exitEvent{i, err}
+		}()
 	}
 	defer killAll(peers)
 
