@@ -1,0 +1,110 @@
+package metrics
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/config"
+	"github.com/aiperf-action/aiperf-action/internal/record"
+)
+
+const msNs = int64(time.Millisecond)
+
+// rec makes a streaming record sent at sent ms whose n content chunks
+// arrive at ttft, ttft+itl, ... ms after sending, one token each.
+func rec(sent, ttft, itl int64, n int) record.Record {
+	r := record.Record{Streaming: true, Sent: sent * msNs, Due: sent * msNs, ISL: 10, OSL: n}
+	for k := 0; k < n; k++ {
+		r.Chunks = append(r.Chunks, (sent+ttft+int64(k)*itl)*msNs)
+	}
+	r.FirstToken = r.Chunks[0]
+	r.End = r.Chunks[n-1] + msNs
+	return r
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestRecordMetricsDefinitions(t *testing.T) {
+	t.Parallel()
+	r := rec(100, 20, 5, 11)
+	m := RecordMetrics(&r)
+	want := map[string]float64{
+		TTFT:           20,
+		TTST:           5,
+		RequestLatency: 20 + 10*5, // to the last content chunk, not to End
+		ITL:            5,         // (70 − 20) / (11 − 1)
+		PerUser:        200,       // 1 / 5 ms
+		OSL:            11,
+		ISL:            10,
+	}
+	for k, v := range want {
+		if !near(m[k], v) {
+			t.Errorf("%s = %v, want %v", k, m[k], v)
+		}
+	}
+	one := rec(0, 20, 5, 1)
+	m = RecordMetrics(&one)
+	if _, ok := m[ITL]; ok {
+		t.Error("ITL defined for a one-token response")
+	}
+	if _, ok := m[TTST]; ok {
+		t.Error("TTST defined for a one-chunk response")
+	}
+	ns := record.Record{Sent: 0, End: 50 * msNs, OSL: 4, ISL: 2}
+	m = RecordMetrics(&ns)
+	if _, ok := m[TTFT]; ok || !near(m[RequestLatency], 50) {
+		t.Errorf("non-streaming metrics %v", m)
+	}
+}
+
+func TestAggregator(t *testing.T) {
+	t.Parallel()
+	slos, _ := config.ParseGoodput("time_to_first_token:25")
+	a := NewAggregator(time.Second, slos)
+	for i := int64(0); i < 10; i++ {
+		r := rec(i*200, 20+i, 5, 11) // TTFT 20..29 ms
+		a.Add(&r)
+	}
+	a.Add(&record.Record{Sent: 0, End: msNs, ErrKind: "http_500", ErrMsg: "boom"})
+	a.Add(&record.Record{Sent: 0, End: msNs, ErrKind: "http_500", ErrMsg: "boom2"})
+	w := rec(0, 1, 1, 3)
+	w.Warmup = true
+	a.Add(&w)
+	s := a.Summary()
+	if s.Counts.Requests != 12 || s.Counts.OK != 10 || s.Counts.Errors != 2 || s.Counts.ErrorsByKind["http_500"] != 2 || s.Counts.Warmup != 1 {
+		t.Fatalf("counts %+v", s.Counts)
+	}
+	if s.ErrorMsgs["http_500"] != "boom" {
+		t.Errorf("example error %q", s.ErrorMsgs["http_500"])
+	}
+	if s.Counts.Good != 6 { // TTFT 20..25 meet ≤ 25
+		t.Errorf("good %d, want 6", s.Counts.Good)
+	}
+	ttft := s.Metrics[TTFT].Dist
+	if ttft.Count != 10 || !near(ttft.Avg, 24.5) || ttft.Min != 20 || ttft.Max < 29 || ttft.Max > 29.02 {
+		t.Errorf("ttft %+v", ttft)
+	}
+	h, err := ttft.Histogram()
+	if err != nil || float64(h.ValueAtQuantile(50))/ttft.Scale != ttft.P50 {
+		t.Errorf("hdr p50 mismatch: %v", err)
+	}
+	// Duration: first sent (0) to last end (1800+29+50+1 ms).
+	dur := float64(1800+29+50+1) / 1000
+	if !near(s.DurationS, dur) {
+		t.Errorf("duration %v want %v", s.DurationS, dur)
+	}
+	if v := s.Metrics[OutputTput].Rate.Value; !near(v, 110/dur) {
+		t.Errorf("output throughput %v want %v", v, 110/dur)
+	}
+	if v := s.Metrics[Goodput].Rate.Value; !near(v, 6/dur) {
+		t.Errorf("goodput %v", v)
+	}
+	if n := len(s.Metrics[TTFT].Dist.Windows); n != 2 {
+		t.Errorf("%d windows, want 2 (records end in [0,1s) and [1s,2s))", n)
+	}
+	icl := s.Metrics[ICL].Dist
+	if icl.Count != 100 || math.Abs(icl.P50-5) > 0.005 { // HdrHistogram: 3 significant figures
+		t.Errorf("icl count %d p50 %v", icl.Count, icl.P50)
+	}
+}
