@@ -163,9 +163,9 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 		Target:      result.Target{URL: target, Model: p.Model, EndpointType: p.EndpointType, Streaming: p.Streaming},
 		Load: result.Load{Concurrency: p.Concurrency, RequestCount: p.RequestCount, ISLMean: p.ISLMean, ISLStddev: p.ISLStddev,
 			OSLMean: p.OSLMean, OSLStddev: p.OSLStddev, ExtraInputs: p.ExtraInputs, Goodput: p.Goodput},
-		Counts:    sum.Counts,
-		Metrics:   sum.Metrics,
-		Cancelled: interrupted,
+		Counts:     sum.Counts,
+		Metrics:    sum.Metrics,
+		Cancelled:  interrupted,
 		ToolHealth: result.ToolHealth{ScheduleLagMs: sum.Lag, Workers: len(shards), Warnings: []string{}, Integrity: []string{}},
 	}
 	if out != nil {

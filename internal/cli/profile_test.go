@@ -425,3 +425,36 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	}
 	assertOnlyEntry(t, parent, "out")
 }
+
+// Ctrl-C: the run stops, in-flight requests are cancelled and counted, and
+// the partial results are written.
+func TestInterruptWritesPartialResults(t *testing.T) {
+	srv, url := startSim(t, 50*time.Millisecond, 20*time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for i := 0; i < 500 && len(srv.Truths()) < 8; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	var out, errb bytes.Buffer
+	code := Run(ctx, []string{"profile", "-m", "sim", "-u", url, "--streaming", "--workers", "2", "--concurrency", "4",
+		"--request-count", "400", "--isl", "10", "--osl", "20", "--extra-inputs", "ignore_eos:true", "--random-seed", "5", "--artifact-dir", dir}, &out, &errb)
+	if code != ExitInterrupted || !strings.Contains(errb.String(), "interrupted") {
+		t.Fatalf("exit %d\n%s", code, errb.String())
+	}
+	run, err := result.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Cancelled || run.Counts.OK < 8 || run.Counts.Requests >= 400 {
+		t.Fatalf("cancelled %v, counts %+v", run.Cancelled, run.Counts)
+	}
+	if run.Counts.ErrorsByKind["cancelled"] == 0 {
+		t.Errorf("in-flight requests not counted as cancelled: %+v", run.Counts)
+	}
+	if len(readRecords(t, dir)) != run.Counts.Requests {
+		t.Error("records.jsonl and run.json disagree")
+	}
+}

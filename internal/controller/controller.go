@@ -67,6 +67,8 @@ type peer struct {
 	nextSeq  uint64
 	received uint64
 	lastSeen time.Time
+	doneAt   time.Time // when DONE arrived
+	lastRecs time.Time // when the latest batch arrived
 	exited   bool
 	exitErr  error
 	finished bool // DONE matched by records, or given up on
@@ -255,7 +257,7 @@ func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 				p.started = true
 			case wire.Done:
 				p.done, p.doneRecs, p.doneSeq = true, m.Records, m.LastSeq
-				p.lastSeen = time.Now()
+				p.doneAt = time.Now()
 			}
 		case b := <-r.batchCh:
 			r.batch(b)
@@ -272,7 +274,7 @@ func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 		case <-hb.C:
 			r.broadcast(wire.Control{Type: wire.Heartbeat}, func(p *peer) bool { return !p.finished })
 			for _, p := range r.peers {
-				if !p.finished && !p.exited && time.Since(p.lastSeen) > wire.SilenceLimit {
+				if !p.finished && !p.done && !p.exited && time.Since(p.lastSeen) > wire.SilenceLimit {
 					r.problem(p, "silent for %s", wire.SilenceLimit)
 					p.finished = true
 					_ = p.cmd.Process.Kill()
@@ -315,8 +317,8 @@ func (r *run) checkFinished() {
 			}
 			p.finished = true
 			r.send(p.id, wire.Control{Type: wire.Bye})
-		} else if time.Since(p.lastSeen) > wire.DrainLimit {
-			r.problem(p, "DONE says %d records, only %d arrived within %s", p.doneRecs, p.received, wire.DrainLimit)
+		} else if quiet := time.Since(later(p.doneAt, p.lastRecs)); quiet > wire.RecordsAfterDone {
+			r.problem(p, "DONE says %d records, only %d arrived (none for %s after DONE)", p.doneRecs, p.received, wire.RecordsAfterDone)
 			p.finished = true
 			r.send(p.id, wire.Control{Type: wire.Bye})
 		}
@@ -335,6 +337,7 @@ func (r *run) batch(b []byte) {
 		return
 	}
 	p.lastSeen = time.Now()
+	p.lastRecs = p.lastSeen
 	if bt.First != p.nextSeq {
 		r.problem(p, "sequence gap: expected %d, got %d", p.nextSeq, bt.First)
 	}
@@ -418,6 +421,13 @@ func (r *run) reap() {
 			return
 		}
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func killAll(peers []*peer) {

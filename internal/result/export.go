@@ -76,9 +76,9 @@ func AIPerfJSON(r *Run, summary *metrics.Summary, startEnd [2]string, cliCommand
 	out["was_cancelled"] = r.Cancelled
 	out["start_time"], out["end_time"] = startEnd[0], startEnd[1]
 	out["input_config"] = map[string]any{
-		"endpoint": map[string]any{"model_names": []string{r.Target.Model}, "type": r.Target.EndpointType, "streaming": r.Target.Streaming, "url": r.Target.URL},
-		"input":    map[string]any{"random_seed": r.Seed},
-		"loadgen":  map[string]any{"concurrency": r.Load.Concurrency, "request_count": r.Load.RequestCount},
+		"endpoint":    map[string]any{"model_names": []string{r.Target.Model}, "type": r.Target.EndpointType, "streaming": r.Target.Streaming, "url": r.Target.URL},
+		"input":       map[string]any{"random_seed": r.Seed},
+		"loadgen":     map[string]any{"concurrency": r.Load.Concurrency, "request_count": r.Load.RequestCount},
 		"cli_command": cliCommand,
 	}
 	b, err := json.MarshalIndent(out, "", "  ")

@@ -38,13 +38,14 @@ const (
 // Timing of the protocol. Every wait in controller and worker is bounded by
 // one of these.
 const (
-	HeartbeatEvery = 500 * time.Millisecond
-	SilenceLimit   = 10 * time.Second // no message for this long: the peer is gone
-	HandshakeLimit = 30 * time.Second // HELLO, READY, STARTED
-	DrainLimit     = 10 * time.Second // after DONE or STOP, for the rest to arrive
-	StartLead      = 50 * time.Millisecond
-	BatchEvery     = 20 * time.Millisecond
-	BatchMax       = 64
+	HeartbeatEvery   = 500 * time.Millisecond
+	SilenceLimit     = 10 * time.Second // no message for this long: the peer is gone
+	HandshakeLimit   = 30 * time.Second // HELLO, READY, STARTED
+	DrainLimit       = 10 * time.Second // after STOP, for workers to finish and send DONE
+	RecordsAfterDone = 3 * time.Second  // after DONE, with no batch arriving, the rest is lost
+	StartLead        = 50 * time.Millisecond
+	BatchEvery       = 20 * time.Millisecond
+	BatchMax         = 64
 )
 
 // Control is one control message.

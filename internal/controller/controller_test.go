@@ -1,0 +1,144 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+
+	"github.com/aiperf-action/aiperf-action/internal/record"
+	"github.com/aiperf-action/aiperf-action/internal/schedule"
+	"github.com/aiperf-action/aiperf-action/internal/wire"
+)
+
+const modeEnv = "AIPERF_FAKE_WORKER_MODE"
+
+// TestMain turns this test binary into a fake worker when the controller
+// starts it. The fake speaks the protocol but misbehaves as told, so the
+// controller's integrity checks can be tested.
+func TestMain(m *testing.M) {
+	if os.Getenv(RoleEnv) == "worker" {
+		fakeWorker(os.Getenv(modeEnv))
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func fakeWorker(mode string) {
+	fs := flag.NewFlagSet("worker", flag.ExitOnError)
+	id := fs.Int("id", 0, "")
+	ctrl := fs.String("control", "", "")
+	recs := fs.String("records", "", "")
+	fs.Parse(os.Args[2:])
+	ctx := context.Background()
+	d := zmq4.NewDealer(ctx, zmq4.WithID(zmq4.SocketIdentity(wire.Identity(*id))), zmq4.WithDialerMaxRetries(-1), zmq4.WithDialerRetry(20*time.Millisecond))
+	p := zmq4.NewPush(ctx, zmq4.WithDialerMaxRetries(-1), zmq4.WithDialerRetry(20*time.Millisecond))
+	d.Dial(*ctrl)
+	p.Dial(*recs)
+	send := func(m wire.Control) {
+		m.Worker = *id
+		b, _ := json.Marshal(m)
+		d.Send(zmq4.NewMsg(b))
+	}
+	recv := func(typ string) *wire.Control {
+		for {
+			msg, err := d.Recv()
+			if err != nil {
+				os.Exit(4)
+			}
+			var m wire.Control
+			json.Unmarshal(msg.Frames[len(msg.Frames)-1], &m)
+			if m.Type == typ {
+				return &m
+			}
+		}
+	}
+	send(wire.Control{Type: wire.Hello, Version: "test"})
+	shard := recv(wire.Shard).Shard
+	send(wire.Control{Type: wire.Ready})
+	recv(wire.Start)
+	send(wire.Control{Type: wire.Started})
+	n := len(shard.Entries)
+	var seq uint64
+	for i := 0; i < n; i++ {
+		seq++
+		if mode == "gap" && seq == 2 {
+			continue // lose record 2
+		}
+		b, _ := json.Marshal(record.Batch{Worker: *id, First: seq, Records: []record.Record{{Worker: *id, Seq: seq, Index: shard.Entries[i].Index}}})
+		p.Send(zmq4.NewMsg(b))
+	}
+	claimed := seq
+	if mode == "short" {
+		claimed = seq + 3 // claim records that were never sent
+	}
+	send(wire.Control{Type: wire.Done, Records: claimed, LastSeq: seq})
+	recv(wire.Bye)
+	time.Sleep(50 * time.Millisecond)
+}
+
+func shards(n, per int) []*wire.ShardSpec {
+	out := make([]*wire.ShardSpec, n)
+	for i := range out {
+		out[i] = &wire.ShardSpec{Concurrency: 1}
+		for j := 0; j < per; j++ {
+			out[i].Entries = append(out[i].Entries, schedule.Entry{Index: i*per + j})
+		}
+	}
+	return out
+}
+
+func runFake(t *testing.T, mode string) (*Outcome, error, int) {
+	t.Setenv(modeEnv, mode)
+	got := 0
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := Run(ctx, Options{Version: "test", OnRecord: func(*record.Record) { got++ }}, shards(2, 5))
+	return out, err, got
+}
+
+func TestIntegrityClean(t *testing.T) {
+	out, err, got := runFake(t, "ok")
+	if err != nil || got != 10 || len(out.Problems) != 0 || out.Received[0] != 5 || out.Received[1] != 5 {
+		t.Fatalf("err %v, got %d, outcome %+v", err, got, out)
+	}
+}
+
+func TestIntegritySequenceGap(t *testing.T) {
+	out, err, got := runFake(t, "gap")
+	if err == nil || got != 8 {
+		t.Fatalf("err %v, got %d", err, got)
+	}
+	joined := strings.Join(out.Problems, "\n")
+	for _, want := range []string{"worker 0: sequence gap: expected 2, got 3", "worker 1: sequence gap"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("problems %q lack %q", joined, want)
+		}
+	}
+}
+
+func TestIntegrityShortDone(t *testing.T) {
+	start := time.Now()
+	out, err, _ := runFake(t, "short")
+	if err == nil || !strings.Contains(strings.Join(out.Problems, "\n"), "DONE says 8 records, only 5 arrived (none for") {
+		t.Fatalf("err %v, problems %q", err, out.Problems)
+	}
+	if d := time.Since(start); d > wire.RecordsAfterDone+10*time.Second {
+		t.Errorf("took %s", d)
+	}
+}
+
+func TestVersionMismatch(t *testing.T) {
+	t.Setenv(modeEnv, "ok")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := Run(ctx, Options{Version: "other"}, shards(1, 1))
+	if err == nil || !strings.Contains(err.Error(), `runs version "test"`) {
+		t.Fatalf("err %v", err)
+	}
+}
