@@ -239,7 +239,7 @@ func (sr *series) dist(windowS float64) *Dist {
 	d.Min = float64(sr.all.Min()) / sr.scale
 	d.Max = float64(sr.all.Max()) / sr.scale
 	for _, p := range Percentiles {
-		d.setPercentile(p.Name, float64(sr.all.ValueAtQuantile(p.Q))/sr.scale)
+		*d.field(p.Name) = float64(sr.all.ValueAtQuantile(p.Q)) / sr.scale
 	}
 	b, _ := sr.all.Encode(hdr.V2CompressedEncodingCookieBase)
 	d.HDR = string(b)

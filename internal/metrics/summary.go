@@ -22,7 +22,6 @@ package metrics
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -125,73 +124,20 @@ func (d *Dist) Histogram() (*hdr.Histogram, error) {
 
 // Get returns the summary field named by a statistic ("avg", "p99", ...).
 func (d *Dist) Get(stat string) (float64, bool) {
-	switch stat {
-	case "avg":
-		return d.Avg, true
-	case "min":
-		return d.Min, true
-	case "max":
-		return d.Max, true
-	case "std":
-		return d.Std, true
-	}
-	for _, p := range Percentiles {
-		if p.Name == stat {
-			return d.percentile(p.Name), true
-		}
+	if f := d.field(stat); f != nil {
+		return *f, true
 	}
 	return 0, false
 }
 
-func (d *Dist) percentile(name string) float64 {
-	switch name {
-	case "p1":
-		return d.P1
-	case "p5":
-		return d.P5
-	case "p10":
-		return d.P10
-	case "p25":
-		return d.P25
-	case "p50":
-		return d.P50
-	case "p75":
-		return d.P75
-	case "p90":
-		return d.P90
-	case "p95":
-		return d.P95
-	case "p99":
-		return d.P99
-	case "p999":
-		return d.P999
+// field points at the summary field for stat, or is nil.
+func (d *Dist) field(stat string) *float64 {
+	fields := map[string]*float64{
+		"avg": &d.Avg, "min": &d.Min, "max": &d.Max, "std": &d.Std,
+		"p1": &d.P1, "p5": &d.P5, "p10": &d.P10, "p25": &d.P25, "p50": &d.P50,
+		"p75": &d.P75, "p90": &d.P90, "p95": &d.P95, "p99": &d.P99, "p999": &d.P999,
 	}
-	return math.NaN()
-}
-
-func (d *Dist) setPercentile(name string, v float64) {
-	switch name {
-	case "p1":
-		d.P1 = v
-	case "p5":
-		d.P5 = v
-	case "p10":
-		d.P10 = v
-	case "p25":
-		d.P25 = v
-	case "p50":
-		d.P50 = v
-	case "p75":
-		d.P75 = v
-	case "p90":
-		d.P90 = v
-	case "p95":
-		d.P95 = v
-	case "p99":
-		d.P99 = v
-	case "p999":
-		d.P999 = v
-	}
+	return fields[stat]
 }
 
 // Counts are the request outcomes of the profiling phase.
