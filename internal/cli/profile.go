@@ -55,13 +55,38 @@ func profileFlags(fs *pflag.FlagSet, p *config.Profile) {
 	fs.IntVar(&p.Workers, "workers", p.Workers, "worker processes (default: one per 128 concurrent streams, at most one per CPU)")
 	fs.Float64Var(&p.MaxErrorRate, "max-error-rate", p.MaxErrorRate, "percent of failed requests above which the run fails (exit 2)")
 	fs.Float64Var(&p.SliceDuration, "slice-duration", p.SliceDuration, "seconds per metrics window in run.json")
+
+	fs.Float64Var(&p.RequestRate, "request-rate", p.RequestRate, "open loop: requests per second (with --concurrency, the concurrency is a ceiling)")
+	fs.StringVar(&p.ArrivalPattern, "arrival-pattern", p.ArrivalPattern, "constant | poisson | gamma")
+	fs.Float64Var(&p.ArrivalSmoothness, "arrival-smoothness", p.ArrivalSmoothness, "gamma shape k: 1 is Poisson, <1 burstier, >1 smoother (vLLM's --burstiness)")
+	fs.Float64Var(&p.BenchmarkDuration, "benchmark-duration", p.BenchmarkDuration, "seconds to send for, instead of --request-count")
+	fs.Float64Var(&p.GracePeriod, "benchmark-grace-period", p.GracePeriod, "seconds to wait for in-flight requests after --benchmark-duration; the rest are cancelled")
+	fs.IntVar(&p.WarmupRequestCount, "warmup-request-count", p.WarmupRequestCount, "warmup requests before profiling (kept in records.jsonl, left out of metrics)")
+	fs.Float64Var(&p.WarmupDuration, "warmup-duration", p.WarmupDuration, "seconds of warmup before profiling")
+	fs.IntVar(&p.WarmupConcurrency, "warmup-concurrency", p.WarmupConcurrency, "warmup concurrency (default --concurrency)")
+	fs.Float64Var(&p.WarmupRequestRate, "warmup-request-rate", p.WarmupRequestRate, "warmup request rate (default --request-rate)")
+	fs.Float64Var(&p.RateRampDuration, "request-rate-ramp-duration", p.RateRampDuration, "seconds over which the rate rises linearly from 0 to --request-rate")
+	fs.Float64Var(&p.ConcurrencyRampDuration, "concurrency-ramp-duration", p.ConcurrencyRampDuration, "seconds over which the concurrency rises linearly from 1 to --concurrency")
+	fs.Float64Var(&p.CancellationRate, "request-cancellation-rate", p.CancellationRate, "percent of requests to cancel")
+	fs.Float64Var(&p.CancellationDelay, "request-cancellation-delay", p.CancellationDelay, "seconds after sending that a cancelled request is cancelled")
+	fs.StringVar(&p.InputFile, "input-file", p.InputFile, "JSONL prompts: {\"text\"|\"input_length\", \"output_length\", \"timestamp\" (ms)}")
+	fs.BoolVar(&p.FixedSchedule, "fixed-schedule", p.FixedSchedule, "send at the --input-file timestamps")
+	fs.BoolVar(&p.FixedScheduleAutoOffset, "fixed-schedule-auto-offset", p.FixedScheduleAutoOffset, "shift the schedule so its first timestamp is 0")
+	fs.IntVar(&p.FixedScheduleStartOffset, "fixed-schedule-start-offset", p.FixedScheduleStartOffset, "ms: skip requests timestamped before this")
+	fs.IntVar(&p.FixedScheduleEndOffset, "fixed-schedule-end-offset", p.FixedScheduleEndOffset, "ms: skip requests timestamped after this")
+	fs.IntVar(&p.NumDatasetEntries, "num-dataset-entries", p.NumDatasetEntries, "prompts cycled by a --benchmark-duration closed loop")
 }
 
-// DefaultWorkers picks the worker count: one per 128 concurrent streams, at
-// most one per CPU, at least one, never more than the concurrency.
-func DefaultWorkers(concurrency int) int {
-	w := (concurrency + 127) / 128
-	return max(1, min(w, runtime.NumCPU(), concurrency))
+// DefaultWorkers picks the worker count: one per 128 concurrent streams (or,
+// for an open loop without a ceiling, per 128 requests/s), at most one per
+// CPU, at least one.
+func DefaultWorkers(p *config.Profile) int {
+	streams := p.Ceiling()
+	if streams == 0 {
+		streams = int(p.RequestRate)
+	}
+	w := (streams + 127) / 128
+	return max(1, min(w, runtime.NumCPU()))
 }
 
 func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -72,6 +97,8 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	p.SeedSet = fs.Changed("random-seed")
+	p.ConcurrencySet = fs.Changed("concurrency")
+	p.RequestCountSet = fs.Changed("request-count")
 	return profile(ctx, &p, "aiperf-action profile "+strings.Join(args, " "), stdout, stderr)
 }
 
@@ -117,26 +144,38 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 
 	workers := p.Workers
 	if workers == 0 {
-		workers = DefaultWorkers(p.Concurrency)
+		workers = DefaultWorkers(p)
 	}
 	shards := makeShards(p, plan, target, workers)
+	prof := plan.Profiling()
 	slos, _ := config.ParseGoodput(p.Goodput)
 	headers, _ := config.ParseHeaders(p.Headers)
 	for _, s := range shards {
 		s.Headers = headers
 	}
 	agg := metrics.NewAggregator(time.Duration(p.SliceDuration*float64(time.Second)), slos)
+	agg.FromDue = prof.Open
 	rw, err := result.NewRecordWriter(dir)
 	if err != nil {
 		return fail("write records.jsonl: %v", err)
 	}
 	var done, failed atomic.Int64
-	stopProgress := progress(stdout, p.RequestCount, &done, &failed)
+	total := 0
+	for _, ph := range plan.Phases {
+		if !ph.Cycle {
+			total += len(ph.Entries)
+		}
+	}
+	stopProgress := progress(stdout, total, &done, &failed)
 	var t0 time.Time
 	out, runErr := controller.Run(ctx, controller.Options{
 		Version: Version,
 		Stderr:  stderr,
-		OnStart: func(t time.Time) { t0 = t },
+		OnStart: func(phase int, t time.Time) {
+			if phase == len(plan.Phases)-1 {
+				t0 = t
+			}
+		},
 		OnRecord: func(r *record.Record) {
 			agg.Add(r)
 			rw.Write(r)
@@ -161,13 +200,19 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 		Seed:        p.Seed,
 		DurationS:   sum.DurationS,
 		Target:      result.Target{URL: target, Model: p.Model, EndpointType: p.EndpointType, Streaming: p.Streaming},
-		Load: result.Load{Concurrency: p.Concurrency, RequestCount: p.RequestCount, ISLMean: p.ISLMean, ISLStddev: p.ISLStddev,
-			OSLMean: p.OSLMean, OSLStddev: p.OSLStddev, ExtraInputs: p.ExtraInputs, Goodput: p.Goodput},
-		Counts:     sum.Counts,
-		Metrics:    sum.Metrics,
-		Cancelled:  interrupted,
-		ToolHealth: result.ToolHealth{ScheduleLagMs: sum.Lag, Workers: len(shards), Warnings: []string{}, Integrity: []string{}},
+		Load:        loadOf(p, prof),
+		Counts:      sum.Counts,
+		Metrics:     sum.Metrics,
+		Cancelled:   interrupted,
+		ToolHealth: result.ToolHealth{ScheduleLagMs: sum.Lag, Workers: len(shards), Warnings: []string{}, Integrity: []string{},
+			SlotWaits: sum.SlotWaits},
 	}
+	if prof.Open {
+		run.ToolHealth.RequestedRate = prof.Rate
+		run.ToolHealth.PlannedRate = sum.PlannedRate()
+		run.ToolHealth.AchievedRate = sum.AchievedRate()
+	}
+	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, healthWarnings(&run.ToolHealth)...)
 	if out != nil {
 		run.ToolHealth.WorkerPIDs = out.WorkerPID
 		run.ToolHealth.Records = out.Received
@@ -179,8 +224,8 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 		startEnd = [2]string{run.StartedAt, t0.Add(time.Duration(sum.LastEnd)).UTC().Format(time.RFC3339Nano)}
 	}
 	received := sum.Counts.Requests + sum.Counts.Warmup
-	if runErr == nil && !interrupted && received != p.RequestCount {
-		runErr = fmt.Errorf("planned %d requests, received %d records", p.RequestCount, received)
+	if runErr == nil && !interrupted && !anyCycle(plan) && received != total {
+		runErr = fmt.Errorf("planned %d requests, received %d records", total, received)
 	}
 	if runErr != nil {
 		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, "run failed: "+runErr.Error())
@@ -199,9 +244,10 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 		return fail("run failed: %v", runErr)
 	case sum.Counts.OK == 0:
 		return fail("every request failed (%s)", kinds(sum.Counts.ErrorsByKind))
-	case float64(sum.Counts.Errors) > p.MaxErrorRate/100*float64(sum.Counts.Requests):
-		return fail("%d of %d requests failed (%.1f%% > --max-error-rate %g%%): %s", sum.Counts.Errors, sum.Counts.Requests,
-			100*float64(sum.Counts.Errors)/float64(sum.Counts.Requests), p.MaxErrorRate, kinds(sum.Counts.ErrorsByKind))
+	case float64(sum.Counts.FailedNotCancelled()) > p.MaxErrorRate/100*float64(sum.Counts.Requests):
+		n := sum.Counts.FailedNotCancelled()
+		return fail("%d of %d requests failed (%.1f%% > --max-error-rate %g%%; cancellations not counted): %s", n, sum.Counts.Requests,
+			100*float64(n)/float64(sum.Counts.Requests), p.MaxErrorRate, kinds(sum.Counts.ErrorsByKind))
 	}
 	return ExitOK
 }
@@ -235,19 +281,105 @@ func writeArtifacts(dir string, run *result.Run, sum *metrics.Summary, startEnd 
 	return result.WriteFileAtomic(filepath.Join(dir, result.ExportCSV), c)
 }
 
-// makeShards splits the plan across workers: concurrency split evenly, and
-// requests interleaved in proportion to each worker's concurrency.
+// makeShards splits every phase across workers, the way k6 splits
+// executors into segments: a ceiling is divided evenly (so there are never
+// more workers than the smallest ceiling), entries are interleaved over the
+// plan in proportion to each worker's share, and a cycling pool goes whole
+// to every worker, which takes every W-th request of it.
 func makeShards(p *config.Profile, plan *schedule.Plan, target string, workers int) []*wire.ShardSpec {
-	conc := controller.Split(p.Concurrency, workers)
-	shards := make([]*wire.ShardSpec, len(conc))
-	for i, c := range conc {
-		shards[i] = &wire.ShardSpec{URL: target, APIKey: p.APIKey, EndpointType: p.EndpointType, Streaming: p.Streaming,
-			TimeoutNs: int64(p.RequestTimeoutSeconds * float64(time.Second)), Concurrency: c}
+	for _, ph := range plan.Phases {
+		if ph.Ceiling > 0 {
+			workers = min(workers, ph.Ceiling)
+		}
 	}
-	for i, w := range controller.Assign(len(plan.Entries), conc) {
-		shards[w].Entries = append(shards[w].Entries, plan.Entries[i])
+	workers = max(workers, 1)
+	shards := make([]*wire.ShardSpec, workers)
+	for i := range shards {
+		shards[i] = &wire.ShardSpec{URL: target, APIKey: p.APIKey, EndpointType: p.EndpointType, Streaming: p.Streaming,
+			TimeoutNs: int64(p.RequestTimeoutSeconds * float64(time.Second))}
+	}
+	for _, ph := range plan.Phases {
+		weights := make([]int, workers)
+		for i := range weights {
+			weights[i] = 1
+		}
+		if ph.Ceiling > 0 {
+			weights = controller.Split(ph.Ceiling, workers)
+		}
+		parts := make([]wire.PhaseShard, workers)
+		for w := range parts {
+			parts[w] = wire.PhaseShard{Phase: ph, Stride: workers, Offset: w}
+			parts[w].Entries = nil
+			if ph.Ceiling > 0 {
+				parts[w].Concurrency = weights[w]
+			}
+		}
+		if ph.Cycle {
+			for w := range parts {
+				parts[w].Entries = ph.Entries
+			}
+		} else {
+			for i, w := range controller.Assign(len(ph.Entries), weights) {
+				parts[w].Entries = append(parts[w].Entries, ph.Entries[i])
+			}
+		}
+		for w := range shards {
+			shards[w].Phases = append(shards[w].Phases, parts[w])
+		}
 	}
 	return shards
+}
+
+func anyCycle(plan *schedule.Plan) bool {
+	for _, ph := range plan.Phases {
+		if ph.Cycle {
+			return true
+		}
+	}
+	return false
+}
+
+func loadOf(p *config.Profile, prof *schedule.Phase) result.Load {
+	l := result.Load{Concurrency: p.Concurrency, Ceiling: prof.Ceiling, RequestCount: len(prof.Entries),
+		ISLMean: p.ISLMean, ISLStddev: p.ISLStddev, OSLMean: p.OSLMean, OSLStddev: p.OSLStddev,
+		ExtraInputs: p.ExtraInputs, Goodput: p.Goodput, BenchmarkDuration: p.BenchmarkDuration, FixedSchedule: p.FixedSchedule}
+	if prof.Cycle {
+		l.RequestCount = 0
+	}
+	if p.BenchmarkDuration > 0 {
+		l.GracePeriod = p.GracePeriod
+	}
+	if p.RequestRate > 0 {
+		l.RequestRate, l.ArrivalPattern = p.RequestRate, p.ArrivalPattern
+		if p.ArrivalPattern == "gamma" {
+			l.ArrivalSmoothness = p.ArrivalSmoothness
+		}
+	}
+	switch {
+	case p.WarmupRequestCount > 0:
+		l.Warmup = fmt.Sprintf("%d requests", p.WarmupRequestCount)
+	case p.WarmupDuration > 0:
+		l.Warmup = fmt.Sprintf("%gs", p.WarmupDuration)
+	}
+	return l
+}
+
+// Tool-health thresholds: beyond them the tester may have shaped the load.
+const (
+	lagWarnMs     = 1.0
+	rateWarnRatio = 0.98
+)
+
+// healthWarnings says where the tester itself may have been the limit.
+func healthWarnings(th *result.ToolHealth) []string {
+	var w []string
+	if l := th.ScheduleLagMs; l != nil && l.P99 > lagWarnMs {
+		w = append(w, fmt.Sprintf("schedule lag p99 %.2f ms is above %.0f ms: requests left later than planned", l.P99, lagWarnMs))
+	}
+	if th.PlannedRate > 0 && th.AchievedRate < rateWarnRatio*th.PlannedRate {
+		w = append(w, fmt.Sprintf("achieved rate %.2f req/s is below %.0f%% of the planned %.2f req/s", th.AchievedRate, 100*rateWarnRatio, th.PlannedRate))
+	}
+	return w
 }
 
 // reachable checks, before any load, that something listens at target.

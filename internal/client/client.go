@@ -54,9 +54,14 @@ func NewTransport(maxConns int) *http.Transport {
 	}
 }
 
-// Do sends body and fills rec (whose Due and identity fields the caller set).
-func (c *Client) Do(ctx context.Context, body []byte, requestID string, rec *record.Record) {
+// Do sends body and fills rec (whose Due and identity fields the caller
+// set). A positive cancelAfter cancels the request that long after it is
+// sent (--request-cancellation-delay).
+func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAfter time.Duration, rec *record.Record) {
 	rec.Streaming = c.Streaming
+	var cancelReq context.CancelFunc
+	ctx, cancelReq = context.WithCancel(ctx)
+	defer cancelReq()
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
@@ -84,6 +89,10 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, rec *rec
 		req.Header.Set(h[0], h[1])
 	}
 	rec.Sent = c.Clock()
+	if cancelAfter > 0 {
+		t := time.AfterFunc(cancelAfter, cancelReq)
+		defer t.Stop()
+	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		c.fail(rec, classify(ctx, err), err.Error())

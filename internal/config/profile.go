@@ -29,8 +29,35 @@ type Profile struct {
 	EndpointType string // --endpoint-type: chat | completions
 	Streaming    bool   // --streaming
 
-	Concurrency  int // --concurrency: in-flight requests (closed loop)
-	RequestCount int // --request-count
+	Concurrency     int  // --concurrency: in-flight requests (closed loop), or the ceiling of an open loop
+	ConcurrencySet  bool // whether --concurrency was given (with a rate it then caps in-flight requests)
+	RequestCount    int  // --request-count
+	RequestCountSet bool
+
+	RequestRate       float64 // --request-rate: open loop, requests per second
+	ArrivalPattern    string  // --arrival-pattern: constant | poisson | gamma
+	ArrivalSmoothness float64 // --arrival-smoothness: gamma shape k (1 = Poisson)
+
+	BenchmarkDuration float64 // --benchmark-duration, seconds; replaces --request-count
+	GracePeriod       float64 // --benchmark-grace-period, seconds
+
+	WarmupRequestCount int     // --warmup-request-count
+	WarmupDuration     float64 // --warmup-duration, seconds
+	WarmupConcurrency  int     // --warmup-concurrency; default --concurrency
+	WarmupRequestRate  float64 // --warmup-request-rate; default --request-rate
+
+	RateRampDuration        float64 // --request-rate-ramp-duration, seconds
+	ConcurrencyRampDuration float64 // --concurrency-ramp-duration, seconds
+
+	CancellationRate  float64 // --request-cancellation-rate, percent of requests
+	CancellationDelay float64 // --request-cancellation-delay, seconds after sending
+
+	InputFile                string // --input-file: JSONL prompts (and timestamps for a fixed schedule)
+	FixedSchedule            bool   // --fixed-schedule: send at the file's timestamps
+	FixedScheduleAutoOffset  bool   // --fixed-schedule-auto-offset: first timestamp becomes 0
+	FixedScheduleStartOffset int    // --fixed-schedule-start-offset, ms: skip earlier timestamps
+	FixedScheduleEndOffset   int    // --fixed-schedule-end-offset, ms: skip later timestamps (0: none)
+	NumDatasetEntries        int    // --num-dataset-entries: prompts cycled by duration-bound closed loops
 
 	ISLMean   int     // --synthetic-input-tokens-mean / --isl
 	ISLStddev float64 // --synthetic-input-tokens-stddev
@@ -61,6 +88,23 @@ var DefaultProfile = Profile{
 	RequestTimeoutSeconds: 600,
 	MaxErrorRate:          10,
 	SliceDuration:         5,
+	ArrivalPattern:        "poisson",
+	ArrivalSmoothness:     1,
+	GracePeriod:           30,
+	NumDatasetEntries:     100,
+}
+
+// OpenLoop reports whether requests are sent on a schedule (a rate or a
+// fixed schedule) rather than as slots free up.
+func (p *Profile) OpenLoop() bool { return p.RequestRate > 0 || p.FixedSchedule }
+
+// Ceiling is the in-flight limit: the concurrency in a closed loop, in an
+// open loop only when --concurrency was given (0: none).
+func (p *Profile) Ceiling() int {
+	if p.OpenLoop() && !p.ConcurrencySet {
+		return 0
+	}
+	return p.Concurrency
 }
 
 // Validate reports every problem with p at once, each naming its flag.
@@ -84,6 +128,7 @@ func (p *Profile) Validate() error {
 	if p.RequestCount < 1 {
 		bad("--request-count %d: must be at least 1", p.RequestCount)
 	}
+	errs = append(errs, p.validateLoad()...)
 	if p.ISLMean < 1 {
 		bad("--synthetic-input-tokens-mean %d: must be at least 1", p.ISLMean)
 	}
@@ -243,4 +288,84 @@ func ParseGoodput(s string) ([]SLO, error) {
 		out = append(out, SLO{Metric: k, Value: x})
 	}
 	return out, errors.Join(errs...)
+}
+
+// validateLoad checks the load-shape flags, including the ones that
+// contradict each other.
+func (p *Profile) validateLoad() []error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if p.RequestRate < 0 {
+		bad("--request-rate %g: must not be negative", p.RequestRate)
+	}
+	switch p.ArrivalPattern {
+	case "constant", "poisson", "gamma":
+	default:
+		bad("--arrival-pattern %q: want constant, poisson or gamma", p.ArrivalPattern)
+	}
+	if !(p.ArrivalSmoothness > 0) {
+		bad("--arrival-smoothness %g: must be positive", p.ArrivalSmoothness)
+	}
+	if p.BenchmarkDuration < 0 {
+		bad("--benchmark-duration %g: must not be negative", p.BenchmarkDuration)
+	}
+	if p.GracePeriod < 0 {
+		bad("--benchmark-grace-period %g: must not be negative", p.GracePeriod)
+	}
+	if p.BenchmarkDuration > 0 && p.RequestCountSet {
+		bad("--benchmark-duration and --request-count both set: give one stop condition")
+	}
+	if p.WarmupRequestCount < 0 || p.WarmupDuration < 0 {
+		bad("--warmup-request-count and --warmup-duration must not be negative")
+	}
+	if p.WarmupRequestCount > 0 && p.WarmupDuration > 0 {
+		bad("--warmup-request-count and --warmup-duration both set: give one")
+	}
+	if p.WarmupConcurrency < 0 || p.WarmupRequestRate < 0 {
+		bad("--warmup-concurrency and --warmup-request-rate must not be negative")
+	}
+	if (p.WarmupConcurrency > 0 || p.WarmupRequestRate > 0) && p.WarmupRequestCount == 0 && p.WarmupDuration == 0 {
+		bad("--warmup-concurrency/--warmup-request-rate without --warmup-request-count or --warmup-duration")
+	}
+	if p.RateRampDuration < 0 || p.ConcurrencyRampDuration < 0 {
+		bad("ramp durations must not be negative")
+	}
+	if p.RateRampDuration > 0 && p.RequestRate <= 0 {
+		bad("--request-rate-ramp-duration needs --request-rate")
+	}
+	if p.ConcurrencyRampDuration > 0 && p.Ceiling() <= 1 {
+		bad("--concurrency-ramp-duration needs --concurrency above 1")
+	}
+	if p.CancellationRate < 0 || p.CancellationRate > 100 {
+		bad("--request-cancellation-rate %g: must be a percentage in [0, 100]", p.CancellationRate)
+	}
+	if p.CancellationDelay < 0 {
+		bad("--request-cancellation-delay %g: must not be negative", p.CancellationDelay)
+	}
+	if p.FixedSchedule {
+		if p.RequestRate > 0 {
+			bad("--fixed-schedule with --request-rate: the schedule comes from the file's timestamps")
+		}
+		if p.RateRampDuration > 0 {
+			bad("--fixed-schedule with --request-rate-ramp-duration")
+		}
+		if p.InputFile == "" {
+			bad("--fixed-schedule needs --input-file with timestamps")
+		}
+		if p.BenchmarkDuration > 0 {
+			bad("--fixed-schedule with --benchmark-duration: the file decides the length")
+		}
+	} else if p.FixedScheduleAutoOffset || p.FixedScheduleStartOffset != 0 || p.FixedScheduleEndOffset != 0 {
+		bad("--fixed-schedule-auto-offset/-start-offset/-end-offset need --fixed-schedule")
+	}
+	if p.FixedScheduleStartOffset < 0 || p.FixedScheduleEndOffset < 0 {
+		bad("--fixed-schedule-start-offset and -end-offset must not be negative")
+	}
+	if p.FixedScheduleEndOffset > 0 && p.FixedScheduleEndOffset < p.FixedScheduleStartOffset {
+		bad("--fixed-schedule-end-offset %d is before --fixed-schedule-start-offset %d", p.FixedScheduleEndOffset, p.FixedScheduleStartOffset)
+	}
+	if p.NumDatasetEntries < 1 {
+		bad("--num-dataset-entries %d: must be at least 1", p.NumDatasetEntries)
+	}
+	return errs
 }

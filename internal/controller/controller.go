@@ -38,17 +38,17 @@ type Options struct {
 	Version  string // tool version, checked against each worker's HELLO
 	Stderr   io.Writer
 	OnRecord func(*record.Record) // called from one goroutine, in arrival order
-	OnStart  func(t0 time.Time)   // the common start instant, once all workers are ready
+	OnStart  func(phase int, t0 time.Time) // each phase's common start instant
 	OnSpawn  func(id, pid int)    // each worker process as it starts
 }
 
 // Outcome describes how the workers did.
 type Outcome struct {
-	T0        time.Time
+	T0        []time.Time // start instant of each phase that started
 	Workers   int
 	Stopped   bool           // STOP was sent (Ctrl-C or a failure)
 	Received  map[int]uint64 // records received per worker
-	Expected  map[int]int    // shard size per worker
+	Expected  map[int]int    // planned requests per worker (cycling pools not counted)
 	Problems  []string       // integrity problems, by worker
 	Unsent    int            // planned requests never sent (after STOP)
 	WorkerPID map[int]int
@@ -60,7 +60,8 @@ type peer struct {
 	pid      int
 	hello    bool
 	ready    bool
-	started  bool
+	started  int // phases started (STARTED received)
+	phase    int // phases finished (PHASE_DONE received, or all of them at DONE)
 	done     bool
 	doneRecs uint64
 	doneSeq  uint64
@@ -123,7 +124,11 @@ func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, 
 	var logMu sync.Mutex
 	for i := range shards {
 		logs := &lineWriter{mu: &logMu, dst: opt.Stderr, prefix: []byte("[worker " + strconv.Itoa(i) + "] ")}
-		out.Expected[i] = len(shards[i].Entries)
+		for _, ph := range shards[i].Phases {
+			if !ph.Cycle { // a cycling pool's request count depends on the run
+				out.Expected[i] += len(ph.Entries)
+			}
+		}
 		cmd := exec.Command(exe, "worker", "--id", strconv.Itoa(i), "--control", ctrlAddr, "--records", recAddr)
 		cmd.Env = append(os.Environ(), RoleEnv+"=worker")
 		cmd.Stdout = logs
@@ -194,7 +199,18 @@ const (
 	phaseRunning
 )
 
+// startPhase sends START for phase k with a common start instant just ahead.
+func (r *run) startPhase(k int) {
+	t0 := time.Now().Add(wire.StartLead)
+	r.out.T0 = append(r.out.T0, t0)
+	if r.opt.OnStart != nil {
+		r.opt.OnStart(k, t0)
+	}
+	r.broadcast(wire.Control{Type: wire.Start, Phase: k, T0: t0.UnixNano()}, func(p *peer) bool { return !p.done })
+}
+
 func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
+	phases := len(shards[0].Phases)
 	ph := phaseHello
 	deadline := time.Now().Add(wire.HandshakeLimit)
 	hb := time.NewTicker(wire.HeartbeatEvery)
@@ -254,7 +270,9 @@ func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 			case wire.Ready:
 				p.ready = true
 			case wire.Started:
-				p.started = true
+				p.started = max(p.started, m.Phase+1)
+			case wire.PhaseDone:
+				p.phase = max(p.phase, m.Phase+1)
 			case wire.Done:
 				p.done, p.doneRecs, p.doneSeq = true, m.Records, m.LastSeq
 				p.doneAt = time.Now()
@@ -265,8 +283,8 @@ func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 			p := r.peers[ev.id]
 			p.exited, p.exitErr = true, ev.err
 			if !p.done {
-				reason := fmt.Sprintf("worker %d (pid %d) exited before finishing: %v; %d of %d records received",
-					p.id, p.pid, exitText(ev.err), p.received, len(shards[p.id].Entries))
+				reason := fmt.Sprintf("worker %d (pid %d) exited before finishing: %v; %d records received",
+					p.id, p.pid, exitText(ev.err), p.received)
 				r.problem(p, "exited early (%s)", exitText(ev.err))
 				p.finished = true
 				stop(reason)
@@ -290,15 +308,14 @@ func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 			}
 			ph = phaseReady
 		case ph == phaseReady && r.all(func(p *peer) bool { return p.ready }):
-			t0 := time.Now().Add(wire.StartLead)
-			r.out.T0 = t0
-			if r.opt.OnStart != nil {
-				r.opt.OnStart(t0)
-			}
-			r.broadcast(wire.Control{Type: wire.Start, T0: t0.UnixNano()}, func(*peer) bool { return true })
+			r.startPhase(0)
 			ph = phaseStarted
-		case ph == phaseStarted && r.all(func(p *peer) bool { return p.started }):
+		case ph == phaseStarted && r.all(func(p *peer) bool { return p.started > 0 }):
 			ph = phaseRunning
+		case ph == phaseRunning && !r.out.Stopped && len(r.out.T0) < phases &&
+			r.all(func(p *peer) bool { return p.done || p.phase >= len(r.out.T0) }):
+			// Every worker finished the phase: start the next one together.
+			r.startPhase(len(r.out.T0))
 		}
 		r.checkFinished()
 	}
@@ -381,7 +398,7 @@ func (r *run) describeHandshake(ph phase) string {
 			missing = append(missing, fmt.Sprintf("worker %d sent no HELLO", p.id))
 		case ph >= phaseReady && !p.ready:
 			missing = append(missing, fmt.Sprintf("worker %d sent no READY", p.id))
-		case ph >= phaseStarted && !p.started:
+		case ph >= phaseStarted && p.started == 0:
 			missing = append(missing, fmt.Sprintf("worker %d sent no STARTED", p.id))
 		}
 	}

@@ -63,14 +63,15 @@ func fakeWorker(mode string) {
 	send(wire.Control{Type: wire.Ready})
 	recv(wire.Start)
 	send(wire.Control{Type: wire.Started})
-	n := len(shard.Entries)
+	entries := shard.Phases[0].Entries
+	n := len(entries)
 	var seq uint64
 	for i := 0; i < n; i++ {
 		seq++
 		if mode == "gap" && seq == 2 {
 			continue // lose record 2
 		}
-		b, _ := json.Marshal(record.Batch{Worker: *id, First: seq, Records: []record.Record{{Worker: *id, Seq: seq, Index: shard.Entries[i].Index}}})
+		b, _ := json.Marshal(record.Batch{Worker: *id, First: seq, Records: []record.Record{{Worker: *id, Seq: seq, Index: entries[i].Index}}})
 		p.Send(zmq4.NewMsg(b))
 	}
 	claimed := seq
@@ -85,10 +86,11 @@ func fakeWorker(mode string) {
 func shards(n, per int) []*wire.ShardSpec {
 	out := make([]*wire.ShardSpec, n)
 	for i := range out {
-		out[i] = &wire.ShardSpec{Concurrency: 1}
+		ph := wire.PhaseShard{Concurrency: 1}
 		for j := 0; j < per; j++ {
-			out[i].Entries = append(out[i].Entries, schedule.Entry{Index: i*per + j})
+			ph.Entries = append(ph.Entries, schedule.Entry{Index: i*per + j})
 		}
+		out[i] = &wire.ShardSpec{Phases: []wire.PhaseShard{ph}}
 	}
 	return out
 }

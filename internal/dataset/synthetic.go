@@ -9,9 +9,6 @@ package dataset
 import (
 	"math"
 	"math/rand/v2"
-	"strings"
-
-	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
 // Prompt is one single-turn input.
@@ -33,21 +30,14 @@ type Lengths struct {
 // the length draws and the word draws respectively.
 func Synthetic(n int, l Lengths, lengths, words *rand.Rand) []Prompt {
 	out := make([]Prompt, n)
-	var sb strings.Builder
 	for i := range out {
 		isl := drawLen(lengths, l.ISLMean, l.ISLStddev)
 		osl := 0
 		if l.OSLMean > 0 {
 			osl = drawLen(lengths, l.OSLMean, l.OSLStddev)
 		}
-		sb.Reset()
-		for w := 0; w < isl; w++ {
-			if w > 0 {
-				sb.WriteByte(' ')
-			}
-			sb.WriteString(tokenizer.Word(words.IntN(tokenizer.VocabSize)))
-		}
-		out[i] = Prompt{Text: sb.String(), ISL: isl, MaxTokens: osl}
+		out[i] = synth(isl, words)
+		out[i].MaxTokens = osl
 	}
 	return out
 }

@@ -43,8 +43,9 @@ func (s *series) add(v float64, window int) {
 // Aggregator folds records into histograms. It is not safe for concurrent
 // use: the controller feeds it from its single draining goroutine.
 type Aggregator struct {
-	Window time.Duration
-	SLOs   []config.SLO
+	Window  time.Duration
+	SLOs    []config.SLO
+	FromDue bool // open loop: also record latencies from the due time
 
 	dists     map[string]*series
 	lag       *series // schedule lag, sent − due: the tool's own health
@@ -58,6 +59,11 @@ type Aggregator struct {
 	winTokens []float64
 	winOK     []float64
 	winGood   []float64
+
+	sent             int
+	slotWaits        int
+	minDue, maxDue   int64
+	minSent, maxSent int64
 }
 
 // NewAggregator returns an empty aggregator with window length w.
@@ -66,14 +72,16 @@ func NewAggregator(w time.Duration, slos []config.SLO) *Aggregator {
 	a := &Aggregator{Window: w, SLOs: slos, errMsgs: map[string]string{}}
 	a.counts.ErrorsByKind = map[string]int{}
 	a.dists = map[string]*series{
-		TTFT:           newSeries("ms", "us", 1000, hour),
-		TTST:           newSeries("ms", "us", 1000, hour),
-		ITL:            newSeries("ms", "us", 1000, hour),
-		ICL:            newSeries("ms", "us", 1000, hour),
-		RequestLatency: newSeries("ms", "us", 1000, hour),
-		ISL:            newSeries("tokens", "tokens", 1, 1<<30),
-		OSL:            newSeries("tokens", "tokens", 1, 1<<30),
-		PerUser:        newSeries("tokens/sec/user", "mtokens/sec/user", 1000, 1<<40),
+		TTFT:                  newSeries("ms", "us", 1000, hour),
+		TTST:                  newSeries("ms", "us", 1000, hour),
+		ITL:                   newSeries("ms", "us", 1000, hour),
+		ICL:                   newSeries("ms", "us", 1000, hour),
+		TTFTFromDue:           newSeries("ms", "us", 1000, hour),
+		RequestLatencyFromDue: newSeries("ms", "us", 1000, hour),
+		RequestLatency:        newSeries("ms", "us", 1000, hour),
+		ISL:                   newSeries("tokens", "tokens", 1, 1<<30),
+		OSL:                   newSeries("tokens", "tokens", 1, 1<<30),
+		PerUser:               newSeries("tokens/sec/user", "mtokens/sec/user", 1000, 1<<40),
 	}
 	a.lag = newSeries("ms", "us", 1000, hour)
 	return a
@@ -97,8 +105,26 @@ func (a *Aggregator) Add(r *record.Record) {
 	a.any = true
 	if r.Sent > 0 || r.Due > 0 {
 		a.lag.add(ms(max(0, r.Sent-r.Due)), 0)
+		if a.sent == 0 {
+			a.minDue, a.maxDue, a.minSent, a.maxSent = r.Due, r.Due, r.Sent, r.Sent
+		}
+		a.sent++
+		a.minDue, a.maxDue = min(a.minDue, r.Due), max(a.maxDue, r.Due)
+		a.minSent, a.maxSent = min(a.minSent, r.Sent), max(a.maxSent, r.Sent)
+	}
+	if r.SlotWait {
+		a.slotWaits++
 	}
 	if !r.OK() {
+		if r.ErrKind == record.ErrCancelled {
+			a.counts.Cancelled++
+			if r.CancelCause != "" {
+				if a.counts.CancelledBy == nil {
+					a.counts.CancelledBy = map[string]int{}
+				}
+				a.counts.CancelledBy[r.CancelCause]++
+			}
+		}
 		a.counts.Errors++
 		a.counts.ErrorsByKind[r.ErrKind]++
 		if _, ok := a.errMsgs[r.ErrKind]; !ok {
@@ -112,6 +138,10 @@ func (a *Aggregator) Add(r *record.Record) {
 		w = int(r.End / int64(a.Window))
 	}
 	vals := RecordMetrics(r)
+	if !a.FromDue {
+		delete(vals, TTFTFromDue)
+		delete(vals, RequestLatencyFromDue)
+	}
 	for name, v := range vals {
 		if name == ICL {
 			continue
@@ -150,6 +180,8 @@ func RecordMetrics(r *record.Record) map[string]float64 {
 		lat := last - r.Sent
 		out[TTFT] = ms(ttft)
 		out[RequestLatency] = ms(lat)
+		out[TTFTFromDue] = ms(r.FirstToken - r.Due)
+		out[RequestLatencyFromDue] = ms(last - r.Due)
 		if len(r.Chunks) > 1 {
 			out[TTST] = ms(r.Chunks[1] - r.Chunks[0])
 		}
@@ -162,6 +194,7 @@ func RecordMetrics(r *record.Record) map[string]float64 {
 		}
 	} else {
 		out[RequestLatency] = ms(r.End - r.Sent)
+		out[RequestLatencyFromDue] = ms(r.End - r.Due)
 	}
 	return out
 }
@@ -188,7 +221,9 @@ func Good(vals map[string]float64, slos []config.SLO) bool {
 // Summary computes the run summary.
 func (a *Aggregator) Summary() *Summary {
 	s := &Summary{Counts: a.counts, Metrics: map[string]Metric{}, ErrorMsgs: a.errMsgs,
-		FirstSent: a.firstSent, LastEnd: a.lastEnd, TotalISL: a.totalISL, TotalOSL: a.totalOSL}
+		FirstSent: a.firstSent, LastEnd: a.lastEnd, TotalISL: a.totalISL, TotalOSL: a.totalOSL,
+		Sent: a.sent, SlotWaits: a.slotWaits,
+		DueSpan: float64(a.maxDue-a.minDue) / 1e9, SentSpan: float64(a.maxSent-a.minSent) / 1e9}
 	if a.any {
 		s.DurationS = float64(a.lastEnd-a.firstSent) / 1e9
 	}

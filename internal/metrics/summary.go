@@ -36,9 +36,14 @@ const (
 	ISL            = "input_sequence_length"
 	OSL            = "output_sequence_length"
 	PerUser        = "output_token_throughput_per_user"
-	OutputTput     = "output_token_throughput"
-	RequestTput    = "request_throughput"
-	Goodput        = "goodput"
+	// Latency from the due time rather than the send time (open loops):
+	// the wait for a concurrency slot and any scheduling delay are
+	// included, so coordinated omission shows.
+	TTFTFromDue           = "time_to_first_token_from_due"
+	RequestLatencyFromDue = "request_latency_from_due"
+	OutputTput            = "output_token_throughput"
+	RequestTput           = "request_throughput"
+	Goodput               = "goodput"
 )
 
 // Percentiles reported for every distribution.
@@ -148,7 +153,15 @@ type Counts struct {
 	ErrorsByKind map[string]int `json:"errors_by_kind"`
 	Good         int            `json:"good,omitempty"` // met every --goodput SLO
 	Warmup       int            `json:"warmup,omitempty"`
+	// Cancelled requests are also in Errors and ErrorsByKind["cancelled"];
+	// CancelledBy splits them by cause (planned, grace, stop).
+	Cancelled   int            `json:"cancelled"`
+	CancelledBy map[string]int `json:"cancelled_by,omitempty"`
 }
+
+// FailedNotCancelled is the number of requests that failed for any reason
+// but a cancellation: what --max-error-rate is held against.
+func (c Counts) FailedNotCancelled() int { return c.Errors - c.Cancelled }
 
 // Summary is the aggregated result of a run.
 type Summary struct {
@@ -161,4 +174,28 @@ type Summary struct {
 	TotalISL  int64
 	TotalOSL  int64
 	ErrorMsgs map[string]string // one example message per error kind
+
+	// The send schedule, over profiling requests that were sent.
+	Sent      int
+	SlotWaits int // requests that were due but waited for a concurrency slot
+	DueSpan   float64
+	SentSpan  float64 // seconds from the first send to the last
+}
+
+// PlannedRate is the plan's own rate over the requests that were sent:
+// (n−1) / (last due − first due), in requests/s. 0 when undefined.
+func (s *Summary) PlannedRate() float64 {
+	if s.Sent < 2 || s.DueSpan <= 0 {
+		return 0
+	}
+	return float64(s.Sent-1) / s.DueSpan
+}
+
+// AchievedRate is the rate the requests were actually sent at:
+// (n−1) / (last send − first send).
+func (s *Summary) AchievedRate() float64 {
+	if s.Sent < 2 || s.SentSpan <= 0 {
+		return 0
+	}
+	return float64(s.Sent-1) / s.SentSpan
 }

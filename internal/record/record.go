@@ -20,13 +20,15 @@ const (
 )
 
 // Record is one request's timeline and outcome. All times are nanoseconds
-// since the run's start instant (t0), read from the worker's monotonic clock.
+// since its phase's common start instant (t0), read from the worker's
+// monotonic clock.
 type Record struct {
 	Worker    int    `json:"worker"`
 	Seq       uint64 `json:"seq"` // per-worker sequence number, from 1
 	Index     int    `json:"index"`
 	SessionID string `json:"session_id"`
 	Warmup    bool   `json:"warmup,omitempty"`
+	SlotWait  bool   `json:"slot_wait,omitempty"` // due, but waited for a free concurrency slot
 
 	Due        int64   `json:"due_ns"`                  // when the plan wanted it sent
 	Sent       int64   `json:"sent_ns"`                 // when the request was handed to the connection
@@ -41,7 +43,19 @@ type Record struct {
 	Status    int    `json:"status,omitempty"`
 	ErrKind   string `json:"error_kind,omitempty"`
 	ErrMsg    string `json:"error,omitempty"`
+	// CancelCause says who cancelled a cancelled request: "planned"
+	// (--request-cancellation-rate), "grace" (still running when the
+	// grace period after --benchmark-duration ran out) or "stop" (Ctrl-C,
+	// or the run was stopped).
+	CancelCause string `json:"cancel_cause,omitempty"`
 }
+
+// Cancel causes.
+const (
+	CancelPlanned = "planned"
+	CancelGrace   = "grace"
+	CancelStop    = "stop"
+)
 
 // OK reports whether the request succeeded.
 func (r *Record) OK() bool { return r.ErrKind == "" }

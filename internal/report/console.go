@@ -54,12 +54,27 @@ func Console(w io.Writer, r *result.Run, errMsgs map[string]string) {
 			fmt.Fprintf(w, "  %-24s %6d  %s\n", k, r.Counts.ErrorsByKind[k], clip(errMsgs[k], 100))
 		}
 	}
+	if c := r.Counts; c.Cancelled > 0 {
+		var parts []string
+		for _, cause := range []string{"planned", "grace", "stop"} {
+			if n := c.CancelledBy[cause]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", cause, n))
+			}
+		}
+		fmt.Fprintf(w, "Cancelled: %d requests (%s)\n", c.Cancelled, strings.Join(parts, ", "))
+	}
 	th := r.ToolHealth
 	lag := "n/a"
 	if th.ScheduleLagMs != nil {
 		lag = fmt.Sprintf("p50 %.3f ms, p99 %.3f ms", th.ScheduleLagMs.P50, th.ScheduleLagMs.P99)
 	}
 	fmt.Fprintf(w, "\nTool health: %d worker processes, schedule lag %s\n", th.Workers, lag)
+	if th.RequestedRate > 0 || th.PlannedRate > 0 {
+		fmt.Fprintf(w, "  rate: requested %.2f, planned %.2f, achieved %.2f requests/s\n", th.RequestedRate, th.PlannedRate, th.AchievedRate)
+	}
+	if th.SlotWaits > 0 {
+		fmt.Fprintf(w, "  %d requests were due but waited for a concurrency slot (see *_from_due metrics)\n", th.SlotWaits)
+	}
 	for _, p := range th.Integrity {
 		fmt.Fprintf(w, "  INTEGRITY: %s\n", p)
 	}

@@ -54,19 +54,31 @@ type Target struct {
 
 // Load is the load profile, as normalized into profile_hash.
 type Load struct {
-	Concurrency  int      `json:"concurrency"`
-	RequestCount int      `json:"request_count"`
-	ISLMean      int      `json:"isl_mean"`
-	ISLStddev    float64  `json:"isl_stddev"`
-	OSLMean      int      `json:"osl_mean"`
-	OSLStddev    float64  `json:"osl_stddev"`
-	ExtraInputs  []string `json:"extra_inputs,omitempty"`
-	Goodput      string   `json:"goodput,omitempty"`
+	Concurrency       int      `json:"concurrency"`
+	Ceiling           int      `json:"ceiling"` // in-flight limit; 0: none (open loop)
+	RequestCount      int      `json:"request_count"`
+	RequestRate       float64  `json:"request_rate,omitempty"`
+	ArrivalPattern    string   `json:"arrival_pattern,omitempty"`
+	ArrivalSmoothness float64  `json:"arrival_smoothness,omitempty"`
+	BenchmarkDuration float64  `json:"benchmark_duration_s,omitempty"`
+	GracePeriod       float64  `json:"grace_period_s,omitempty"`
+	FixedSchedule     bool     `json:"fixed_schedule,omitempty"`
+	Warmup            string   `json:"warmup,omitempty"`
+	ISLMean           int      `json:"isl_mean"`
+	ISLStddev         float64  `json:"isl_stddev"`
+	OSLMean           int      `json:"osl_mean"`
+	OSLStddev         float64  `json:"osl_stddev"`
+	ExtraInputs       []string `json:"extra_inputs,omitempty"`
+	Goodput           string   `json:"goodput,omitempty"`
 }
 
 // ToolHealth is how the tester itself did.
 type ToolHealth struct {
 	ScheduleLagMs *metrics.Dist  `json:"schedule_lag_ms,omitempty"`
+	RequestedRate float64        `json:"requested_rate,omitempty"` // --request-rate
+	PlannedRate   float64        `json:"planned_rate,omitempty"`   // the plan's own rate over what was sent
+	AchievedRate  float64        `json:"achieved_rate,omitempty"`  // the rate requests were actually sent at
+	SlotWaits     int            `json:"slot_waits"`               // due requests that waited for a concurrency slot
 	Workers       int            `json:"workers"`
 	WorkerPIDs    map[int]int    `json:"worker_pids,omitempty"`
 	Records       map[int]uint64 `json:"records_by_worker"`

@@ -1,10 +1,19 @@
 // Package schedule makes the plan: every request of a run, decided up front
 // from the seed alone.
 //
-// The plan is the single source of truth for what is sent. It is built once
-// by the controller and split into shards for the workers; no worker ever
-// draws a random number. The same seed and flags give a byte-identical plan
-// whatever the worker count, and its hash is the run's profile_hash.
+// The plan is the single source of truth for what is sent and when. It is
+// built once by the controller and split into shards for the workers; no
+// worker ever draws a random number. The same seed and flags give a
+// byte-identical plan whatever the worker count and however the run goes,
+// and its hash is the run's profile_hash.
+//
+// A plan has phases (an optional warmup, then profiling). A phase is a closed
+// loop (each slot sends its next request when its last one ends) or an open
+// loop (each request has an absolute due offset from the phase's start, from
+// an arrival process or a fixed schedule, optionally capped by a concurrency
+// ceiling). A duration-bound closed loop cannot know its request count up
+// front: its entries are a pool reused in order, and everything else about
+// request i (payload, cancellation) is still a pure function of (seed, i).
 package schedule
 
 import (
@@ -12,7 +21,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"sort"
+	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/dataset"
@@ -26,6 +38,7 @@ const (
 	StreamArrivals
 	StreamCancellations
 	StreamIDs
+	StreamWarmup
 )
 
 // Stream returns the seeded generator for one purpose.
@@ -35,18 +48,64 @@ func Stream(seed uint64, stream uint64) *rand.Rand {
 
 // Entry is one planned request.
 type Entry struct {
-	Index     int             `json:"index"`
-	SessionID string          `json:"session_id"`
-	DueNs     int64           `json:"due_ns"` // offset from the run's start; 0 in a closed loop
-	ISL       int             `json:"isl"`
-	MaxTokens int             `json:"max_tokens,omitempty"`
-	Body      json.RawMessage `json:"body"`
+	Index         int             `json:"index"`
+	SessionID     string          `json:"session_id"`
+	DueNs         int64           `json:"due_ns"` // offset from the phase's start; 0 in a closed loop
+	ISL           int             `json:"isl"`
+	MaxTokens     int             `json:"max_tokens,omitempty"`
+	CancelAfterNs int64           `json:"cancel_after_ns,omitempty"` // cancel this long after sending
+	Body          json.RawMessage `json:"body"`
 }
 
-// Plan is the whole run's requests, in index order.
+// Phase names.
+const (
+	PhaseWarmup    = "warmup"
+	PhaseProfiling = "profiling"
+)
+
+// Phase is one stage of the run.
+type Phase struct {
+	Name        string  `json:"name"`
+	Open        bool    `json:"open"`         // send at DueNs; otherwise a closed loop
+	Ceiling     int     `json:"ceiling"`      // in-flight limit across all workers; 0: none (open loop only)
+	Rate        float64 `json:"rate"`         // requested rate, requests/s (open loop from a rate)
+	ConcRampNs  int64   `json:"conc_ramp_ns"` // the ceiling rises linearly from 1 over this long
+	DurationNs  int64   `json:"duration_ns"`  // stop sending after this long; 0: when entries run out
+	GraceNs     int64   `json:"grace_ns"`     // then wait this long for in-flight requests, and cancel the rest
+	Cycle       bool    `json:"cycle"`        // Entries are a pool, reused in order until DurationNs
+	Seed        uint64  `json:"seed"`         // decides cancellations of pool requests
+	CancelPct   float64 `json:"cancel_pct"`
+	CancelDelay int64   `json:"cancel_delay_ns"`
+	Entries     []Entry `json:"entries"`
+}
+
+// Warmup reports whether the phase is a warmup.
+func (ph *Phase) Warmup() bool { return ph.Name == PhaseWarmup }
+
+// Plan is the whole run.
 type Plan struct {
-	Seed    uint64
-	Entries []Entry
+	Seed   uint64  `json:"seed"`
+	Phases []Phase `json:"phases"`
+}
+
+// Profiling is the measured phase (the last).
+func (pl *Plan) Profiling() *Phase { return &pl.Phases[len(pl.Phases)-1] }
+
+// Cancelled decides, as a pure function of (seed, i), whether request i is
+// one of the pct percent that are cancelled.
+func Cancelled(seed uint64, i int, pct float64) bool {
+	if pct <= 0 {
+		return false
+	}
+	r := rand.New(rand.NewPCG(seed^(0x2545f4914f6cdd1d+StreamCancellations), uint64(i)))
+	return r.Float64()*100 < pct
+}
+
+// builder carries what every phase's entries need.
+type builder struct {
+	p     *config.Profile
+	kind  endpoint.Kind
+	extra map[string]json.RawMessage
 }
 
 // Build makes the plan for p with seed.
@@ -55,24 +114,177 @@ func Build(p *config.Profile, seed uint64) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := endpoint.For(p.EndpointType)
+	kind, err := endpoint.For(p.EndpointType)
 	if err != nil {
 		return nil, err
 	}
-	prompts := dataset.Synthetic(p.RequestCount, dataset.Lengths{
-		ISLMean: p.ISLMean, ISLStddev: p.ISLStddev,
-		OSLMean: p.OSLMean, OSLStddev: p.OSLStddev,
-	}, Stream(seed, StreamLengths), Stream(seed, StreamPayloads))
-	ids := Stream(seed, StreamIDs)
-	plan := &Plan{Seed: seed, Entries: make([]Entry, len(prompts))}
-	for i, pr := range prompts {
-		body, err := b.Build(endpoint.Input{Model: p.Model, Prompt: pr.Text, MaxTokens: pr.MaxTokens, Stream: p.Streaming, Extra: extra})
+	b := &builder{p: p, kind: kind, extra: extra}
+	plan := &Plan{Seed: seed}
+	if p.WarmupRequestCount > 0 || p.WarmupDuration > 0 {
+		// Warmup draws from its own seed, so adding a warmup never changes
+		// the profiling plan.
+		w, err := b.warmup(seed ^ (0x94d049bb133111eb + StreamWarmup))
 		if err != nil {
-			return nil, fmt.Errorf("build request %d: %w", i, err)
+			return nil, err
 		}
-		plan.Entries[i] = Entry{Index: i, SessionID: uuid(ids), ISL: pr.ISL, MaxTokens: pr.MaxTokens, Body: body}
+		plan.Phases = append(plan.Phases, *w)
 	}
+	prof, err := b.profiling(seed)
+	if err != nil {
+		return nil, err
+	}
+	plan.Phases = append(plan.Phases, *prof)
 	return plan, nil
+}
+
+func seconds(s float64) int64 { return int64(math.Round(s * float64(time.Second))) }
+
+func (b *builder) lengths() dataset.Lengths {
+	p := b.p
+	return dataset.Lengths{ISLMean: p.ISLMean, ISLStddev: p.ISLStddev, OSLMean: p.OSLMean, OSLStddev: p.OSLStddev}
+}
+
+func (b *builder) warmup(seed uint64) (*Phase, error) {
+	p := b.p
+	ph := &Phase{Name: PhaseWarmup, Seed: seed, GraceNs: seconds(p.GracePeriod), DurationNs: seconds(p.WarmupDuration)}
+	rate := p.WarmupRequestRate
+	if rate == 0 {
+		rate = p.RequestRate
+	}
+	conc := p.WarmupConcurrency
+	if conc == 0 {
+		conc = p.Concurrency
+	}
+	ph.Ceiling = conc
+	n := p.WarmupRequestCount
+	var dues []float64
+	if rate > 0 {
+		ph.Open, ph.Rate = true, rate
+		if p.WarmupConcurrency == 0 && !p.ConcurrencySet {
+			ph.Ceiling = 0
+		}
+		dues = Dues(Poisson{}, seed, rate, n, p.WarmupDuration, 0)
+		n = len(dues)
+	} else if n == 0 {
+		ph.Cycle, n = true, p.NumDatasetEntries
+	}
+	prompts := dataset.Synthetic(n, b.lengths(), Stream(seed, StreamLengths), Stream(seed, StreamPayloads))
+	return ph, b.fill(ph, prompts, dues, Stream(seed, StreamIDs))
+}
+
+func (b *builder) profiling(seed uint64) (*Phase, error) {
+	p := b.p
+	ph := &Phase{Name: PhaseProfiling, Seed: seed, Ceiling: p.Ceiling(), ConcRampNs: seconds(p.ConcurrencyRampDuration),
+		DurationNs: seconds(p.BenchmarkDuration), GraceNs: seconds(p.GracePeriod),
+		CancelPct: p.CancellationRate, CancelDelay: seconds(p.CancellationDelay)}
+	lengths, words := Stream(seed, StreamLengths), Stream(seed, StreamPayloads)
+	var file []dataset.Line
+	if p.InputFile != "" {
+		var err error
+		if file, err = dataset.FromFile(p.InputFile, words); err != nil {
+			return nil, err
+		}
+	}
+	// prompts returns n prompts: the file's, cycled, or synthetic ones.
+	prompts := func(n int) []dataset.Prompt {
+		if file == nil {
+			return dataset.Synthetic(n, b.lengths(), lengths, words)
+		}
+		out := make([]dataset.Prompt, n)
+		for i := range out {
+			out[i] = file[i%len(file)].Prompt
+		}
+		return out
+	}
+	var dues []float64
+	var pr []dataset.Prompt
+	switch {
+	case p.FixedSchedule:
+		ph.Open = true
+		sel, d, err := fixedSchedule(p, file)
+		if err != nil {
+			return nil, err
+		}
+		pr, dues = sel, d
+	case p.RequestRate > 0:
+		ph.Open, ph.Rate = true, p.RequestRate
+		arr, err := NewArrival(p.ArrivalPattern, p.ArrivalSmoothness)
+		if err != nil {
+			return nil, err
+		}
+		n := p.RequestCount
+		if p.BenchmarkDuration > 0 {
+			n = 0
+		}
+		dues = Dues(arr, seed, p.RequestRate, n, p.BenchmarkDuration, p.RateRampDuration)
+		pr = prompts(len(dues))
+	case p.BenchmarkDuration > 0:
+		ph.Cycle = true
+		pr = prompts(p.NumDatasetEntries)
+	default:
+		pr = prompts(p.RequestCount)
+	}
+	if err := b.fill(ph, pr, dues, Stream(seed, StreamIDs)); err != nil {
+		return nil, err
+	}
+	if len(ph.Entries) == 0 {
+		return nil, fmt.Errorf("the profile plans no requests (check --benchmark-duration, --request-rate and the fixed-schedule offsets)")
+	}
+	return ph, nil
+}
+
+// fixedSchedule selects the file's timestamped lines inside the offsets and
+// turns their timestamps into due offsets.
+func fixedSchedule(p *config.Profile, file []dataset.Line) ([]dataset.Prompt, []float64, error) {
+	type ts struct {
+		t float64
+		i int
+	}
+	var sel []ts
+	for i, l := range file {
+		if !l.HasTime {
+			return nil, nil, fmt.Errorf("--fixed-schedule: %s line %d has no \"timestamp\"", p.InputFile, i+1)
+		}
+		if l.TimestampMs < float64(p.FixedScheduleStartOffset) {
+			continue
+		}
+		if p.FixedScheduleEndOffset > 0 && l.TimestampMs > float64(p.FixedScheduleEndOffset) {
+			continue
+		}
+		sel = append(sel, ts{l.TimestampMs, i})
+	}
+	sort.SliceStable(sel, func(a, b int) bool { return sel[a].t < sel[b].t })
+	var base float64
+	if p.FixedScheduleAutoOffset && len(sel) > 0 {
+		base = sel[0].t
+	}
+	prompts := make([]dataset.Prompt, len(sel))
+	dues := make([]float64, len(sel))
+	for k, s := range sel {
+		prompts[k] = file[s.i].Prompt
+		dues[k] = (s.t - base) / 1000
+	}
+	return prompts, dues, nil
+}
+
+// fill builds the entries of ph from prompts and (open loop) due offsets.
+func (b *builder) fill(ph *Phase, prompts []dataset.Prompt, dues []float64, ids *rand.Rand) error {
+	ph.Entries = make([]Entry, len(prompts))
+	for i, pr := range prompts {
+		body, err := b.kind.Build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming, Extra: b.extra})
+		if err != nil {
+			return fmt.Errorf("build request %d: %w", i, err)
+		}
+		e := Entry{Index: i, SessionID: uuid(ids), ISL: pr.ISL, MaxTokens: pr.MaxTokens, Body: body}
+		if dues != nil {
+			e.DueNs = seconds(dues[i])
+		}
+		if !ph.Cycle && Cancelled(ph.Seed, i, ph.CancelPct) {
+			e.CancelAfterNs = ph.CancelDelay
+		}
+		ph.Entries[i] = e
+	}
+	return nil
 }
 
 // uuid draws a version-4-shaped UUID from r.
@@ -97,14 +309,21 @@ type inputsFile struct {
 
 type inputSession struct {
 	SessionID string            `json:"session_id"`
+	Phase     string            `json:"phase,omitempty"` // "warmup" for warmup sessions
 	Payloads  []json.RawMessage `json:"payloads"`
 }
 
-// InputsJSON renders the plan's payloads as AIPerf's inputs.json.
+// InputsJSON renders every phase's payloads as AIPerf's inputs.json.
 func (pl *Plan) InputsJSON() ([]byte, error) {
-	f := inputsFile{Data: make([]inputSession, len(pl.Entries))}
-	for i, e := range pl.Entries {
-		f.Data[i] = inputSession{SessionID: e.SessionID, Payloads: []json.RawMessage{e.Body}}
+	var f inputsFile
+	for _, ph := range pl.Phases {
+		for _, e := range ph.Entries {
+			s := inputSession{SessionID: e.SessionID, Payloads: []json.RawMessage{e.Body}}
+			if ph.Warmup() {
+				s.Phase = PhaseWarmup
+			}
+			f.Data = append(f.Data, s)
+		}
 	}
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
@@ -113,30 +332,19 @@ func (pl *Plan) InputsJSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Hash is the profile_hash: sha256 over the load-shaping settings and every
-// planned entry. Settings that don't change the load (URL, headers, worker
-// count, artifact folder) are left out, so a run against a new server build
-// stays comparable with its baseline.
+// Hash is the profile_hash: sha256 over the model, endpoint shape and the
+// whole plan (every phase's parameters and entries). What doesn't change the
+// load (URL, headers, worker count, artifact folder) is left out, so a run
+// against a new server build stays comparable with its baseline.
 func (pl *Plan) Hash(p *config.Profile) string {
 	h := sha256.New()
 	norm := struct {
-		Model        string  `json:"model"`
-		EndpointType string  `json:"endpoint_type"`
-		Streaming    bool    `json:"streaming"`
-		Concurrency  int     `json:"concurrency"`
-		RequestCount int     `json:"request_count"`
-		ISLMean      int     `json:"isl_mean"`
-		ISLStddev    float64 `json:"isl_stddev"`
-		OSLMean      int     `json:"osl_mean"`
-		OSLStddev    float64 `json:"osl_stddev"`
-		Seed         uint64  `json:"seed"`
-	}{p.Model, p.EndpointType, p.Streaming, p.Concurrency, p.RequestCount, p.ISLMean, p.ISLStddev, p.OSLMean, p.OSLStddev, pl.Seed}
-	b, _ := json.Marshal(norm)
-	h.Write(b)
-	for _, e := range pl.Entries {
-		eb, _ := json.Marshal(e)
-		h.Write(eb)
-		h.Write([]byte{'\n'})
-	}
+		Model        string `json:"model"`
+		EndpointType string `json:"endpoint_type"`
+		Streaming    bool   `json:"streaming"`
+	}{p.Model, p.EndpointType, p.Streaming}
+	enc := json.NewEncoder(h)
+	enc.Encode(norm)
+	enc.Encode(pl)
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -38,7 +38,7 @@ func TestBuildDeterministic(t *testing.T) {
 	if a.Hash(&q) != a.Hash(p) {
 		t.Fatal("workers or URL changed the profile hash")
 	}
-	for _, e := range a.Entries {
+	for _, e := range a.Profiling().Entries {
 		if e.ISL < 1 || e.MaxTokens < 1 {
 			t.Fatalf("entry %d lengths %d/%d", e.Index, e.ISL, e.MaxTokens)
 		}
@@ -50,7 +50,7 @@ func TestISLMatchesTokenizer(t *testing.T) {
 	p := profile()
 	p.ISLStddev = 0
 	pl, _ := Build(p, 1)
-	for _, e := range pl.Entries {
+	for _, e := range pl.Profiling().Entries {
 		var body struct {
 			Messages []struct{ Content string } `json:"messages"`
 		}

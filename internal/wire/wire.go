@@ -5,9 +5,12 @@
 //
 //	worker → HELLO{worker, pid, version, clock}
 //	ctrl   → SHARD{shard}        worker → READY
-//	ctrl   → START{t0}           worker → STARTED
+//	ctrl   → START{phase, t0}    worker → STARTED{phase}
+//	worker → PHASE_DONE{phase}   (all but the last phase; the controller
+//	                              starts the next phase when every worker is done)
 //	...    HB both ways, every HeartbeatEvery
-//	ctrl   → STOP (early end)    worker cancels in flight, flushes, sends DONE
+//	ctrl   → STOP (early end)    worker cancels in flight, skips later phases,
+//	                             flushes, sends DONE
 //	worker → DONE{records, last_seq}
 //	ctrl   → BYE                 worker exits
 //
@@ -29,6 +32,7 @@ const (
 	Ready     = "READY"
 	Start     = "START"
 	Started   = "STARTED"
+	PhaseDone = "PHASE_DONE"
 	Heartbeat = "HB"
 	Stop      = "STOP"
 	Done      = "DONE"
@@ -56,7 +60,8 @@ type Control struct {
 	Version string     `json:"version,omitempty"`
 	Clock   int64      `json:"clock,omitempty"` // sender's wall clock, unix ns
 	Shard   *ShardSpec `json:"shard,omitempty"`
-	T0      int64      `json:"t0,omitempty"` // the common start instant, unix ns
+	Phase   int        `json:"phase,omitempty"`
+	T0      int64      `json:"t0,omitempty"` // the phase's common start instant, unix ns
 	Records uint64     `json:"records,omitempty"`
 	LastSeq uint64     `json:"last_seq,omitempty"`
 	Error   string     `json:"error,omitempty"`
@@ -64,14 +69,25 @@ type Control struct {
 
 // ShardSpec is one worker's part of the plan and how to send it.
 type ShardSpec struct {
-	URL          string           `json:"url"`
-	Headers      [][2]string      `json:"headers,omitempty"`
-	APIKey       string           `json:"api_key,omitempty"`
-	EndpointType string           `json:"endpoint_type"`
-	Streaming    bool             `json:"streaming"`
-	TimeoutNs    int64            `json:"timeout_ns"`
-	Concurrency  int              `json:"concurrency"`
-	Entries      []schedule.Entry `json:"entries"`
+	URL          string       `json:"url"`
+	Headers      [][2]string  `json:"headers,omitempty"`
+	APIKey       string       `json:"api_key,omitempty"`
+	EndpointType string       `json:"endpoint_type"`
+	Streaming    bool         `json:"streaming"`
+	TimeoutNs    int64        `json:"timeout_ns"`
+	Phases       []PhaseShard `json:"phases"`
+}
+
+// PhaseShard is one worker's part of one phase. Entries are this worker's
+// share of the phase's entries, or, for a cycling pool, the whole pool.
+// Concurrency limits are split across workers; slot j of this worker is
+// global slot j·Stride+Offset (for the concurrency ramp), and in a cycling
+// pool its k-th request is global request k·Stride+Offset.
+type PhaseShard struct {
+	schedule.Phase
+	Concurrency int `json:"concurrency"` // this worker's share of the ceiling; 0: none
+	Stride      int `json:"stride"`
+	Offset      int `json:"offset"`
 }
 
 // Identity is the ZMQ identity of worker id.

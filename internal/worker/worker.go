@@ -85,19 +85,14 @@ func Run(ctx context.Context, opt Options) error {
 		return err
 	}
 	shard := m.Shard
+	if shard == nil || len(shard.Phases) == 0 {
+		return fmt.Errorf("worker %d: empty shard", opt.ID)
+	}
 	kind, err := endpoint.For(shard.EndpointType)
 	if err != nil {
 		return fmt.Errorf("worker %d: %w", opt.ID, err)
 	}
 	w.send(wire.Control{Type: wire.Ready})
-	m, err = w.await(wire.Start, wire.HandshakeLimit)
-	if err != nil {
-		return err
-	}
-	// The common start instant, carried on this process's monotonic clock.
-	start := time.Now().Add(time.Until(time.Unix(0, m.T0)))
-	w.send(wire.Control{Type: wire.Started})
-	go w.heartbeat(ctx)
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
@@ -111,24 +106,54 @@ func Run(ctx context.Context, opt Options) error {
 	senderDone := make(chan struct{})
 	senderCtx, stopSender := context.WithCancel(ctx)
 	go w.sender(senderCtx, senderDone)
+	heartbeats := false
 
-	if d := time.Until(start); d > 0 {
-		select {
-		case <-time.After(d):
-		case <-runCtx.Done():
+	maxConc := 1
+	for _, ph := range shard.Phases {
+		maxConc = max(maxConc, ph.Concurrency)
+	}
+	transport := client.NewTransport(maxConc)
+	defer transport.CloseIdleConnections()
+	for k := range shard.Phases {
+		// The first START follows the handshake at once; later ones wait for
+		// every worker to finish the phase before (liveness is watched by
+		// the heartbeat).
+		limit := wire.HandshakeLimit
+		if k > 0 {
+			limit = 24 * time.Hour
+		}
+		m, err := w.awaitOrStop(wire.Start, limit)
+		if err != nil {
+			stopSender()
+			<-senderDone
+			return err
+		}
+		if m == nil {
+			break // STOP before this phase
+		}
+		// The phase's common start instant, carried on this process's monotonic clock.
+		start := time.Now().Add(time.Until(time.Unix(0, m.T0)))
+		w.send(wire.Control{Type: wire.Started, Phase: k})
+		if !heartbeats {
+			go w.heartbeat(ctx)
+			heartbeats = true
+		}
+		c := &client.Client{
+			HTTP:      &http.Client{Transport: transport},
+			URL:       shard.URL,
+			Headers:   shard.Headers,
+			APIKey:    shard.APIKey,
+			Kind:      kind,
+			Streaming: shard.Streaming,
+			Timeout:   time.Duration(shard.TimeoutNs),
+			Clock:     func() int64 { return int64(time.Since(start)) },
+		}
+		w.runPhase(runCtx, c, &shard.Phases[k], start)
+		if k < len(shard.Phases)-1 && runCtx.Err() == nil {
+			w.flush()
+			w.send(wire.Control{Type: wire.PhaseDone, Phase: k})
 		}
 	}
-	c := &client.Client{
-		HTTP:      &http.Client{Transport: client.NewTransport(shard.Concurrency)},
-		URL:       shard.URL,
-		Headers:   shard.Headers,
-		APIKey:    shard.APIKey,
-		Kind:      kind,
-		Streaming: shard.Streaming,
-		Timeout:   time.Duration(shard.TimeoutNs),
-		Clock:     func() int64 { return int64(time.Since(start)) },
-	}
-	w.runClosedLoop(runCtx, c, shard)
 	stopSender()
 	<-senderDone
 	w.flush()
@@ -137,28 +162,22 @@ func Run(ctx context.Context, opt Options) error {
 	return err
 }
 
-// runClosedLoop keeps shard.Concurrency requests in flight until the shard is
-// used up: each slot sends its next request as soon as its last one ends.
-func (w *worker) runClosedLoop(ctx context.Context, c *client.Client, shard *wire.ShardSpec) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for s := 0; s < shard.Concurrency; s++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= len(shard.Entries) {
-					return
-				}
-				e := &shard.Entries[i]
-				rec := record.Record{Worker: w.opt.ID, Index: e.Index, SessionID: e.SessionID, ISL: e.ISL, Due: c.Clock()}
-				c.Do(ctx, e.Body, e.SessionID, &rec)
-				w.add(rec)
+// awaitOrStop waits for typ like await, but returns nil when STOP comes first.
+func (w *worker) awaitOrStop(typ string, limit time.Duration) (*wire.Control, error) {
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	for {
+		select {
+		case m := <-w.inbox:
+			if m.Type == typ {
+				return &m, nil
 			}
-		}()
+		case <-w.stop:
+			return nil, nil
+		case <-t.C:
+			return nil, fmt.Errorf("worker %d: no %s from the controller within %s", w.opt.ID, typ, limit)
+		}
 	}
-	wg.Wait()
 }
 
 // add appends a finished record to the outgoing buffer.

@@ -1,0 +1,121 @@
+package schedule
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// An Arrival process decides the gap before each request of an open loop.
+// Gap is a pure function of (seed, i): the i-th gap is drawn from its own
+// generator seeded by both, so any gap can be recomputed alone, in any
+// order, on any machine, and tests need no clock.
+type Arrival interface {
+	// Gap returns the i-th inter-arrival gap in seconds for mean rate 1/s.
+	// Callers scale it by 1/rate.
+	Gap(seed uint64, i int) float64
+}
+
+// ArrivalFunc adapts a function to Arrival.
+type ArrivalFunc func(seed uint64, i int) float64
+
+// Gap calls f.
+func (f ArrivalFunc) Gap(seed uint64, i int) float64 { return f(seed, i) }
+
+// Constant spaces requests evenly.
+type Constant struct{}
+
+// Poisson draws exponential gaps: a memoryless stream with index of
+// dispersion 1.
+type Poisson struct{}
+
+// Gamma draws gamma gaps with shape K and mean 1. K is vLLM's --burstiness
+// and AIPerf's --arrival-smoothness: K = 1 is Poisson, K < 1 is burstier
+// (gap CV = 1/√K > 1), K > 1 is smoother.
+type Gamma struct{ K float64 }
+
+var (
+	_ Arrival = Constant{}
+	_ Arrival = Poisson{}
+	_ Arrival = Gamma{}
+	_ Arrival = ArrivalFunc(nil)
+)
+
+// Gap is always 1.
+func (Constant) Gap(uint64, int) float64 { return 1 }
+
+// Gap is Exp(1).
+func (Poisson) Gap(seed uint64, i int) float64 {
+	return distuv.Exponential{Rate: 1, Src: gapSource(seed, i)}.Rand()
+}
+
+// Gap is Gamma(K, rate K), whose mean is 1.
+func (g Gamma) Gap(seed uint64, i int) float64 {
+	return distuv.Gamma{Alpha: g.K, Beta: g.K, Src: gapSource(seed, i)}.Rand()
+}
+
+func gapSource(seed uint64, i int) rand.Source {
+	return rand.NewPCG(seed^(0x5851f42d4c957f2d+StreamArrivals), uint64(i))
+}
+
+// NewArrival returns the process for --arrival-pattern.
+func NewArrival(pattern string, smoothness float64) (Arrival, error) {
+	switch pattern {
+	case "constant":
+		return Constant{}, nil
+	case "poisson", "":
+		return Poisson{}, nil
+	case "gamma":
+		if !(smoothness > 0) {
+			return nil, fmt.Errorf("--arrival-smoothness %g: must be positive", smoothness)
+		}
+		return Gamma{K: smoothness}, nil
+	}
+	return nil, fmt.Errorf("--arrival-pattern %q: want constant, poisson or gamma", pattern)
+}
+
+// Dues returns the send offsets (seconds from the start) of an open loop at
+// mean rate: the first request is due at 0 and request i at the sum of the
+// first i gaps. It stops after n requests (n > 0) or at the first due time
+// at or after limit seconds (limit > 0), whichever comes first.
+//
+// With a ramp (rampS > 0) the rate rises linearly from 0 to rate over rampS
+// seconds. The base process is laid out at the full rate and time-warped
+// through the inverse of the cumulative rate Λ(t)/rate:
+//
+//	g(t) = t²/(2·ramp)   for t < ramp
+//	g(t) = t − ramp/2    after
+//
+// so request i, at base time τ, is due at g⁻¹(τ). A late send never moves
+// a later due time: these are absolute offsets, fixed before the run.
+func Dues(a Arrival, seed uint64, rate float64, n int, limit, rampS float64) []float64 {
+	var out []float64
+	tau := 0.0
+	for i := 0; n <= 0 || i < n; i++ {
+		if i > 0 {
+			tau += a.Gap(seed, i-1) / rate
+		}
+		t := warp(tau, rampS)
+		if limit > 0 && t >= limit {
+			break
+		}
+		out = append(out, t)
+		if n <= 0 && limit <= 0 {
+			break // unbounded: refuse to loop forever
+		}
+	}
+	return out
+}
+
+// warp maps base time tau through g⁻¹ for a linear ramp of length ramp.
+func warp(tau, ramp float64) float64 {
+	if ramp <= 0 {
+		return tau
+	}
+	if tau < ramp/2 {
+		return math.Sqrt(2 * ramp * tau)
+	}
+	return tau + ramp/2
+}

@@ -1,0 +1,198 @@
+package worker
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/client"
+	"github.com/aiperf-action/aiperf-action/internal/record"
+	"github.com/aiperf-action/aiperf-action/internal/schedule"
+	"github.com/aiperf-action/aiperf-action/internal/wire"
+)
+
+// phaseRun is one phase on this worker. Three contexts nest:
+//
+//	stop   the controller said STOP (or the process is ending)
+//	reqs   in-flight requests: cancelled at duration + grace, or on stop
+//	sends  new sends: end at the duration, at grace, or on stop
+type phaseRun struct {
+	w     *worker
+	c     *client.Client
+	ph    *wire.PhaseShard
+	start time.Time
+	stop  context.Context
+	reqs  context.Context
+	sends context.Context
+	wg    sync.WaitGroup
+}
+
+// runPhase runs ph from start until its entries or its duration run out.
+func (w *worker) runPhase(stop context.Context, c *client.Client, ph *wire.PhaseShard, start time.Time) {
+	r := &phaseRun{w: w, c: c, ph: ph, start: start, stop: stop}
+	var cancelReqs, cancelSends context.CancelFunc
+	r.reqs, cancelReqs = context.WithCancel(stop)
+	r.sends, cancelSends = context.WithCancel(r.reqs)
+	defer cancelReqs()
+	defer cancelSends()
+	if ph.DurationNs > 0 {
+		end := start.Add(time.Duration(ph.DurationNs))
+		t1 := time.AfterFunc(time.Until(end), cancelSends)
+		t2 := time.AfterFunc(time.Until(end.Add(time.Duration(ph.GraceNs))), cancelReqs)
+		defer t1.Stop()
+		defer t2.Stop()
+	}
+	if !sleepUntil(r.sends, start) {
+		return
+	}
+	if ph.Open {
+		r.openLoop()
+	} else {
+		r.closedLoop()
+	}
+	r.wg.Wait()
+}
+
+// sleepUntil waits for t; false when ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// unlockAt is when this worker's slot j opens under the concurrency ramp:
+// the ceiling rises linearly from 1 to Ceiling over ConcRampNs, and global
+// slot g opens at ramp·g/(Ceiling−1).
+func (r *phaseRun) unlockAt(j int) time.Time {
+	ph := r.ph
+	if ph.ConcRampNs <= 0 || ph.Ceiling <= 1 {
+		return r.start
+	}
+	g := min(j*max(ph.Stride, 1)+ph.Offset, ph.Ceiling-1)
+	return r.start.Add(time.Duration(float64(ph.ConcRampNs) * float64(g) / float64(ph.Ceiling-1)))
+}
+
+// closedLoop keeps Concurrency requests in flight: each slot sends its next
+// request as soon as its last one ends, until the entries (or, for a
+// cycling pool, the duration) run out.
+func (r *phaseRun) closedLoop() {
+	var next atomic.Int64
+	for j := 0; j < r.ph.Concurrency; j++ {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			if !sleepUntil(r.sends, r.unlockAt(j)) {
+				return
+			}
+			for r.sends.Err() == nil {
+				k := int(next.Add(1) - 1)
+				e, ok := r.entry(k)
+				if !ok {
+					return
+				}
+				r.do(e, r.clock(), false)
+			}
+		}()
+	}
+}
+
+// entry returns this worker's k-th request.
+func (r *phaseRun) entry(k int) (schedule.Entry, bool) {
+	ph := r.ph
+	if !ph.Cycle {
+		if k >= len(ph.Entries) {
+			return schedule.Entry{}, false
+		}
+		return ph.Entries[k], true
+	}
+	if len(ph.Entries) == 0 {
+		return schedule.Entry{}, false
+	}
+	g := k*max(ph.Stride, 1) + ph.Offset
+	e := ph.Entries[g%len(ph.Entries)]
+	e.Index = g
+	e.SessionID += "-" + strconv.Itoa(g)
+	if schedule.Cancelled(ph.Seed, g, ph.CancelPct) {
+		e.CancelAfterNs = ph.CancelDelay
+	}
+	return e, true
+}
+
+// openLoop sends each entry at its due time, from one scheduler goroutine.
+// A due request waits for a free slot when there is a ceiling (and says so
+// in its record); it never moves a later request's due time, which is an
+// absolute offset from the phase's start.
+func (r *phaseRun) openLoop() {
+	var slots chan struct{}
+	if r.ph.Concurrency > 0 {
+		slots = make(chan struct{}, r.ph.Concurrency)
+		r.wg.Add(1)
+		go func() { // the ceiling's slots open on the ramp's schedule
+			defer r.wg.Done()
+			for j := 0; j < r.ph.Concurrency; j++ {
+				if !sleepUntil(r.reqs, r.unlockAt(j)) {
+					return
+				}
+				slots <- struct{}{}
+			}
+		}()
+	}
+	for _, e := range r.ph.Entries {
+		due := r.start.Add(time.Duration(e.DueNs))
+		if !sleepUntil(r.sends, due) {
+			return
+		}
+		waited := false
+		if slots != nil {
+			select {
+			case <-slots:
+			default:
+				waited = true
+				select {
+				case <-slots:
+				case <-r.sends.Done():
+					return
+				}
+			}
+		}
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			r.do(e, e.DueNs, waited)
+			if slots != nil {
+				slots <- struct{}{}
+			}
+		}()
+	}
+}
+
+func (r *phaseRun) clock() int64 { return int64(time.Since(r.start)) }
+
+// do sends one request and hands its record to the worker's buffer.
+func (r *phaseRun) do(e schedule.Entry, due int64, waited bool) {
+	rec := record.Record{Worker: r.w.opt.ID, Index: e.Index, SessionID: e.SessionID, ISL: e.ISL,
+		Due: due, SlotWait: waited, Warmup: r.ph.Warmup()}
+	r.c.Do(r.reqs, e.Body, e.SessionID, time.Duration(e.CancelAfterNs), &rec)
+	if rec.ErrKind == record.ErrCancelled {
+		switch {
+		case r.stop.Err() != nil:
+			rec.CancelCause = record.CancelStop
+		case r.reqs.Err() != nil:
+			rec.CancelCause = record.CancelGrace
+		default:
+			rec.CancelCause = record.CancelPlanned
+		}
+	}
+	r.w.add(rec)
+}
