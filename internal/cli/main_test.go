@@ -1,8 +1,15 @@
 package cli
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aiperf-action/aiperf-action/internal/controller"
@@ -14,5 +21,64 @@ func TestMain(m *testing.M) {
 	if os.Getenv(controller.RoleEnv) == "worker" {
 		os.Exit(Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if plainBinDir != "" {
+		os.RemoveAll(plainBinDir)
+	}
+	os.Exit(code)
+}
+
+var (
+	plainBinOnce sync.Once
+	plainBinDir  string
+	plainBin     string
+	plainBinErr  error
+)
+
+// usePlainWorkers makes the test's runs start their workers from a normal
+// build of the binary, without the race detector's instrumentation, for
+// tests that hold the workers' timing to sub-millisecond bounds.
+func usePlainWorkers(t *testing.T) {
+	t.Helper()
+	plainBinOnce.Do(func() {
+		plainBinDir, plainBinErr = os.MkdirTemp("", "aiperf-action-bin-")
+		if plainBinErr != nil {
+			return
+		}
+		plainBin = filepath.Join(plainBinDir, "aiperf-action")
+		out, err := exec.Command("go", "build", "-o", plainBin, "github.com/aiperf-action/aiperf-action/cmd/aiperf-action").CombinedOutput()
+		if err != nil {
+			plainBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if plainBinErr != nil {
+		t.Fatal(plainBinErr)
+	}
+	t.Setenv(WorkerBinEnv, plainBin)
+}
+
+// startPlainSim runs `serve` from the plain build in its own process, so
+// that a race-instrumented test process does not slow the server down.
+func startPlainSim(t *testing.T, args ...string) string {
+	t.Helper()
+	usePlainWorkers(t)
+	cmd := exec.Command(plainBin, append([]string{"serve", "--port", "0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	i := strings.Index(line, "http://")
+	if i < 0 {
+		t.Fatalf("serve printed %q", line)
+	}
+	go io.Copy(io.Discard, stdout)
+	return strings.TrimSpace(line[i:])
 }

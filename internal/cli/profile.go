@@ -102,6 +102,11 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return profile(ctx, &p, "aiperf-action profile "+strings.Join(args, " "), stdout, stderr)
 }
 
+// WorkerBinEnv names a binary to start as the worker processes instead of
+// this one (it must be the same version). Tests built with -race use it to
+// time requests from an uninstrumented build.
+const WorkerBinEnv = "AIPERF_ACTION_WORKER_BIN"
+
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // profile runs p and writes its artifacts; it returns the exit code.
@@ -169,6 +174,7 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 	stopProgress := progress(stdout, total, &done, &failed)
 	var t0 time.Time
 	out, runErr := controller.Run(ctx, controller.Options{
+		Exe:     os.Getenv(WorkerBinEnv),
 		Version: Version,
 		Stderr:  stderr,
 		OnStart: func(phase int, t time.Time) {

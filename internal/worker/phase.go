@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -69,6 +70,29 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// spinWindow is how long before a due time the scheduler stops sleeping
+// and yields in a loop instead. Go's timers wake through epoll with
+// millisecond resolution when the process is idle, so a plain sleep lands
+// up to ~1 ms late; the last stretch is spun. Its cost is at most this much
+// CPU per request, only on the open loop's single scheduler goroutine.
+const spinWindow = 1500 * time.Microsecond
+
+// preciseSleepUntil waits for t to within a few microseconds.
+func preciseSleepUntil(ctx context.Context, t time.Time) bool {
+	if d := time.Until(t); d > spinWindow {
+		if !sleepUntil(ctx, t.Add(-spinWindow)) {
+			return false
+		}
+	}
+	for time.Now().Before(t) {
+		if ctx.Err() != nil {
+			return false
+		}
+		runtime.Gosched()
+	}
+	return ctx.Err() == nil
 }
 
 // unlockAt is when this worker's slot j opens under the concurrency ramp:
@@ -150,7 +174,7 @@ func (r *phaseRun) openLoop() {
 	}
 	for _, e := range r.ph.Entries {
 		due := r.start.Add(time.Duration(e.DueNs))
-		if !sleepUntil(r.sends, due) {
+		if !preciseSleepUntil(r.sends, due) {
 			return
 		}
 		waited := false
