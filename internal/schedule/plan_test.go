@@ -62,3 +62,88 @@ func TestISLMatchesTokenizer(t *testing.T) {
 		}
 	}
 }
+
+func TestWarmupLeavesProfilingPlanAlone(t *testing.T) {
+	t.Parallel()
+	p := profile()
+	a, _ := Build(p, 3)
+	q := *p
+	q.WarmupRequestCount = 5
+	b, err := Build(&q, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Phases) != 2 || !b.Phases[0].Warmup() || len(b.Phases[0].Entries) != 5 {
+		t.Fatalf("phases %+v", b.Phases)
+	}
+	ja, _ := json.Marshal(a.Profiling())
+	jb, _ := json.Marshal(b.Profiling())
+	if !bytes.Equal(ja, jb) {
+		t.Error("adding a warmup changed the profiling phase")
+	}
+}
+
+func TestOpenLoopPlan(t *testing.T) {
+	t.Parallel()
+	p := profile()
+	p.RequestRate, p.RequestCount, p.ArrivalPattern = 100, 50, "constant"
+	pl, err := Build(p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph := pl.Profiling()
+	if !ph.Open || ph.Ceiling != 0 || len(ph.Entries) != 50 {
+		t.Fatalf("phase open=%v ceiling=%d n=%d", ph.Open, ph.Ceiling, len(ph.Entries))
+	}
+	for i, e := range ph.Entries {
+		if want := int64(i) * 10_000_000; e.DueNs < want-1 || e.DueNs > want+1 {
+			t.Fatalf("entry %d due %d, want %d", i, e.DueNs, want)
+		}
+	}
+	p.ConcurrencySet, p.Concurrency = true, 4
+	pl, _ = Build(p, 1)
+	if pl.Profiling().Ceiling != 4 {
+		t.Error("--concurrency with a rate is not a ceiling")
+	}
+}
+
+func TestCancellationFractionAndPurity(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for i := 0; i < 10000; i++ {
+		if Cancelled(5, i, 25) {
+			n++
+		}
+		if Cancelled(5, i, 25) != Cancelled(5, i, 25) {
+			t.Fatal("not a pure function")
+		}
+	}
+	if n < 2300 || n > 2700 {
+		t.Errorf("%d of 10000 cancelled at 25%%", n)
+	}
+	p := profile()
+	p.CancellationRate, p.CancellationDelay = 50, 0.25
+	pl, _ := Build(p, 5)
+	for _, e := range pl.Profiling().Entries {
+		want := int64(0)
+		if Cancelled(5, e.Index, 50) {
+			want = 250_000_000
+		}
+		if e.CancelAfterNs != want {
+			t.Fatalf("entry %d cancel after %d, want %d", e.Index, e.CancelAfterNs, want)
+		}
+	}
+}
+
+func TestDurationClosedLoopCycles(t *testing.T) {
+	t.Parallel()
+	p := profile()
+	p.BenchmarkDuration, p.NumDatasetEntries = 5, 7
+	pl, err := Build(p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ph := pl.Profiling(); !ph.Cycle || len(ph.Entries) != 7 || ph.DurationNs != 5e9 {
+		t.Fatalf("phase %+v", ph)
+	}
+}
