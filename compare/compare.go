@@ -1,0 +1,368 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Direction says which way a metric gets worse.
+type Direction int
+
+const (
+	HigherIsWorse Direction = iota // latencies
+	LowerIsWorse                   // throughputs
+)
+
+// Verdict is a three-way outcome.
+type Verdict string
+
+const (
+	Pass         Verdict = "pass"
+	Fail         Verdict = "fail"
+	Inconclusive Verdict = "inconclusive"
+)
+
+// Spec is one gated statistic.
+type Spec struct {
+	Metric    string    `json:"metric"`
+	Stat      string    `json:"stat"`      // "p99", "p50", ... or "value" for a rate
+	Tolerance float64   `json:"tolerance"` // allowed worsening, as a fraction (0.05 = 5%)
+	Direction Direction `json:"direction"`
+}
+
+// Name is "metric stat".
+func (s Spec) Name() string {
+	if s.Stat == "" || s.Stat == "value" {
+		return s.Metric
+	}
+	return s.Metric + " " + s.Stat
+}
+
+// Quantile is the probability for a "pNN" stat ("p999" is 0.999), or false.
+func (s Spec) Quantile() (float64, bool) {
+	if !strings.HasPrefix(s.Stat, "p") {
+		return 0, false
+	}
+	digits := s.Stat[1:]
+	v, err := strconv.Atoi(digits)
+	if err != nil || v <= 0 {
+		return 0, false
+	}
+	q := float64(v) / math.Pow10(len(digits))
+	if len(digits) == 1 {
+		q = float64(v) / 100 // "p5" is the 5th percentile
+	}
+	return q, q > 0 && q < 1
+}
+
+// Sample is one run's data for one metric: windows of a distribution (with
+// their merge as Total), or, for a rate, its value and per-window rates.
+type Sample struct {
+	Total   Hist
+	Windows []Hist
+	Value   float64
+	Rates   []float64
+}
+
+// Input is one statistic to compare.
+type Input struct {
+	Spec
+	Baseline  []Sample
+	Candidate []Sample
+}
+
+// Options tune the comparison.
+type Options struct {
+	Alpha      float64   // one-sided level of each test; the interval is 1−2α
+	NoiseFloor float64   // relative run-to-run noise assumed when K = 1
+	Seed       uint64    // bootstrap seed
+	Resamples  int       // bootstrap resamples per run
+	Estimator  Estimator // quantile estimator
+}
+
+// DefaultOptions: α = 5%, a 5% noise floor for a single baseline run,
+// Harrell–Davis point estimates and 200 bootstrap resamples per run.
+var DefaultOptions = Options{Alpha: 0.05, NoiseFloor: 0.05, Seed: 1, Resamples: 200, Estimator: HarrellDavis}
+
+// Result is the comparison of one statistic.
+type Result struct {
+	Spec
+	Baseline    float64  `json:"baseline"`  // geometric mean of the baseline runs' estimates
+	Candidate   float64  `json:"candidate"` // same for the candidate runs
+	Change      float64  `json:"change"`    // candidate/baseline − 1
+	Lo          float64  `json:"lo"`        // interval of the change, 1−2α
+	Hi          float64  `json:"hi"`
+	P           float64  `json:"p"`   // one-sided p-value that it is worse by more than the tolerance
+	MDE         float64  `json:"mde"` // worsening this comparison catches with 80% power
+	Verdict     Verdict  `json:"verdict"`
+	Provisional bool     `json:"provisional,omitempty"`
+	K           int      `json:"k"`
+	R           int      `json:"r"`
+	Warnings    []string `json:"warnings,omitempty"`
+}
+
+// Comparison is every result and the overall verdict: FAIL if any failed,
+// else INCONCLUSIVE if any was, else PASS.
+type Comparison struct {
+	Results  []Result `json:"results"`
+	Verdict  Verdict  `json:"verdict"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Compare runs every input and applies Holm's correction across them.
+func Compare(inputs []Input, opt Options) *Comparison {
+	if opt.Estimator == nil {
+		opt.Estimator = HarrellDavis
+	}
+	c := &Comparison{}
+	ws := make([]oneWork, len(inputs))
+	pvals := make([]float64, len(inputs))
+	for i, in := range inputs {
+		r, w := one(in, opt, uint64(i))
+		c.Results = append(c.Results, r)
+		ws[i] = w
+		pvals[i] = r.P
+	}
+	fail := Holm(pvals, opt.Alpha)
+	for i := range c.Results {
+		r := &c.Results[i]
+		w := ws[i]
+		switch {
+		case r.Verdict != "": // decided in one (no data)
+		case fail[i]:
+			r.Verdict = Fail
+		case w.g+w.q*w.se < w.delta:
+			r.Verdict = Pass
+		default:
+			r.Verdict = Inconclusive
+			if w.g-w.q*w.se > w.delta {
+				r.Warnings = append(r.Warnings, "worse than the tolerance on its own, but not after Holm's correction across the gated metrics")
+			}
+		}
+	}
+	c.Verdict = Overall(c.Results)
+	return c
+}
+
+// Overall folds verdicts: any FAIL fails, then any INCONCLUSIVE, else PASS.
+func Overall(rs []Result) Verdict {
+	v := Pass
+	for _, r := range rs {
+		switch r.Verdict {
+		case Fail:
+			return Fail
+		case Inconclusive:
+			v = Inconclusive
+		}
+	}
+	return v
+}
+
+type oneWork struct {
+	g, se, delta, q, df float64
+	exact               bool
+}
+
+// one computes everything but the Holm-corrected verdict.
+func one(in Input, opt Options, idx uint64) (Result, oneWork) {
+	r := Result{Spec: in.Spec, K: len(in.Baseline), R: len(in.Candidate)}
+	var w oneWork
+	w.delta = math.Log1p(in.Tolerance)
+	if r.K == 0 || r.R == 0 {
+		r.Verdict, r.P = Inconclusive, 1
+		r.Warnings = append(r.Warnings, "no baseline or no candidate runs")
+		return r, w
+	}
+	p, isQ := in.Quantile()
+	est := func(s Sample) float64 {
+		if isQ {
+			return opt.Estimator(s.Total, p)
+		}
+		return s.Value
+	}
+	within := func(s Sample, k uint64) float64 {
+		seed := opt.Seed ^ (idx+1)*0x9e3779b97f4a7c15 ^ k*0xbf58476d1ce4e5b9
+		if isQ {
+			if len(s.Windows) < 2 {
+				return 0
+			}
+			// The bootstrap resamples the empirical quantile: its spread bounds
+			// Harrell–Davis's from above (HD smooths over neighbouring order
+			// statistics) at a fraction of the cost, so the interval errs wide.
+			return logVariance(BootstrapQuantile(s.Windows, p, Empirical, opt.Resamples, seed))
+		}
+		if len(s.Rates) < 2 {
+			return 0
+		}
+		return logVariance(BootstrapMean(s.Rates, opt.Resamples, seed))
+	}
+	logs := func(ss []Sample) ([]float64, bool) {
+		out := make([]float64, len(ss))
+		ok := true
+		for i, s := range ss {
+			v := est(s)
+			if !(v > 0) {
+				ok = false
+				v = math.SmallestNonzeroFloat64
+			}
+			out[i] = math.Log(v)
+		}
+		return out, ok
+	}
+	yb, okb := logs(in.Baseline)
+	yc, okc := logs(in.Candidate)
+	if !okb || !okc {
+		r.Verdict, r.P = Inconclusive, 1
+		r.Warnings = append(r.Warnings, "a run has no positive value for this statistic")
+		return r, w
+	}
+	mb, mc := mean(yb), mean(yc)
+	r.Baseline, r.Candidate = math.Exp(mb), math.Exp(mc)
+	d := mc - mb
+	r.Change = math.Expm1(d)
+
+	// Identical data in both sets: the difference is exactly zero.
+	if identical(in.Baseline, in.Candidate) {
+		w.exact = true
+		r.Lo, r.Hi, r.P, r.MDE = 0, 0, 1, in.Tolerance
+		w.q = 1
+		r.Warnings = append(r.Warnings, "the candidate runs are the baseline runs: the difference is exactly zero")
+		return r, w
+	}
+
+	var wb, wc float64
+	windowsShort := false
+	for i, s := range in.Baseline {
+		wb += within(s, uint64(i))
+		windowsShort = windowsShort || (isQ && len(s.Windows) < 2) || (!isQ && len(s.Rates) < 2)
+	}
+	for i, s := range in.Candidate {
+		wc += within(s, uint64(1000+i))
+		windowsShort = windowsShort || (isQ && len(s.Windows) < 2) || (!isQ && len(s.Rates) < 2)
+	}
+	wb /= float64(r.K)
+	wc /= float64(r.R)
+	if windowsShort {
+		r.Warnings = append(r.Warnings, "a run has fewer than 2 time windows: its within-run uncertainty is not measured")
+	}
+	var between float64
+	if r.K == 1 {
+		between = math.Pow(math.Log1p(opt.NoiseFloor), 2)
+		r.Provisional = true
+		r.Warnings = append(r.Warnings, fmt.Sprintf("provisional: one baseline run, so a %.3g%% run-to-run noise floor is assumed", 100*opt.NoiseFloor))
+		w.df = math.Inf(1)
+	} else {
+		s := MADSigma(yb)
+		between = math.Max(s*s-wb, 0)
+		w.df = float64(r.K - 1)
+		if r.K < 3 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("only %d baseline runs: the run-to-run noise is barely estimated", r.K))
+		}
+	}
+	if isQ {
+		minN := int64(math.MaxInt64)
+		for _, s := range append(append([]Sample{}, in.Baseline...), in.Candidate...) {
+			minN = min(minN, s.Total.N)
+		}
+		if float64(minN)*(1-p) < 10 || float64(minN)*p < 10 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s from as few as %d samples in a run: fewer than 10 lie beyond it", in.Stat, minN))
+		}
+	}
+	w.se = math.Sqrt((between+wb)/float64(r.K) + (between+wc)/float64(r.R))
+	w.q = tQuantile(1-opt.Alpha, w.df)
+	// g is the worsening on the log scale, whatever the metric's direction.
+	w.g = d
+	if in.Direction == LowerIsWorse {
+		w.g = -d
+	}
+	r.Lo, r.Hi = math.Expm1(d-w.q*w.se), math.Expm1(d+w.q*w.se)
+	if w.se > 0 {
+		r.P = 1 - tCDF((w.g-w.delta)/w.se, w.df)
+	} else if w.g > w.delta {
+		r.P = 0
+	} else {
+		r.P = 1
+	}
+	// The MDE: a true worsening of δ + (t(1−α) + z(0.8))·se fails four times in five.
+	m := w.delta + (w.q+distuv.UnitNormal.Quantile(0.8))*w.se
+	if in.Direction == LowerIsWorse {
+		r.MDE = -math.Expm1(-m)
+	} else {
+		r.MDE = math.Expm1(m)
+	}
+	return r, w
+}
+
+func identical(a, b []Sample) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Total.Equal(b[i].Total) || a[i].Value != b[i].Value || len(a[i].Windows) != len(b[i].Windows) || len(a[i].Rates) != len(b[i].Rates) {
+			return false
+		}
+		for j := range a[i].Windows {
+			if !a[i].Windows[j].Equal(b[i].Windows[j]) {
+				return false
+			}
+		}
+		for j := range a[i].Rates {
+			if a[i].Rates[j] != b[i].Rates[j] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func tQuantile(p, df float64) float64 {
+	if math.IsInf(df, 1) {
+		return distuv.UnitNormal.Quantile(p)
+	}
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
+}
+
+func tCDF(x, df float64) float64 {
+	if math.IsInf(df, 1) {
+		return distuv.UnitNormal.CDF(x)
+	}
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.CDF(x)
+}
+
+// ErrorRate gates the candidate's error rate absolutely: it fails when the
+// candidate runs' pooled error rate exceeds max, whatever its latency.
+// Each pair is (failed, total) for one run.
+func ErrorRate(baseline, candidate [][2]int, max float64) Result {
+	pool := func(rs [][2]int) float64 {
+		var e, n int
+		for _, r := range rs {
+			e += r[0]
+			n += r[1]
+		}
+		if n == 0 {
+			return 0
+		}
+		return float64(e) / float64(n)
+	}
+	r := Result{Spec: Spec{Metric: "error_rate", Stat: "value", Tolerance: max}, K: len(baseline), R: len(candidate)}
+	r.Baseline, r.Candidate = pool(baseline), pool(candidate)
+	r.Change = r.Candidate - r.Baseline
+	r.Verdict = Pass
+	if r.Candidate > max {
+		r.Verdict = Fail
+		r.Warnings = append(r.Warnings, fmt.Sprintf("candidate error rate %.2f%% is above the allowed %.2f%%", 100*r.Candidate, 100*max))
+	}
+	return r
+}
