@@ -17,6 +17,14 @@ const (
 	LowerIsWorse                   // throughputs
 )
 
+// MarshalJSON writes the direction as "higher_is_worse" or "lower_is_worse".
+func (d Direction) MarshalJSON() ([]byte, error) {
+	if d == LowerIsWorse {
+		return []byte(`"lower_is_worse"`), nil
+	}
+	return []byte(`"higher_is_worse"`), nil
+}
+
 // Verdict is a three-way outcome.
 type Verdict string
 

@@ -144,3 +144,55 @@ func Read(path string) (*Run, error) {
 	}
 	return &r, nil
 }
+
+// Loaded is a run.json with the path it came from.
+type Loaded struct {
+	Path string
+	Run  *Run
+}
+
+// ReadAll reads the runs at path: a run.json file, a run folder (holding
+// run.json), or a folder of run folders. Every problem names its path.
+func ReadAll(path string) ([]Loaded, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		r, err := Read(path)
+		if err != nil {
+			return nil, err
+		}
+		return []Loaded{{path, r}}, nil
+	}
+	if _, err := os.Stat(filepath.Join(path, RunFile)); err == nil {
+		r, err := Read(filepath.Join(path, RunFile))
+		if err != nil {
+			return nil, err
+		}
+		return []Loaded{{path, r}}, nil
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Loaded
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		p := filepath.Join(path, e.Name(), RunFile)
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		r, err := Read(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Loaded{filepath.Join(path, e.Name()), r})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no run.json in it or in its subfolders", path)
+	}
+	return out, nil
+}
