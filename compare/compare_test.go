@@ -1,0 +1,86 @@
+package compare
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// runs makes n samples whose quantiles sit near scale·100 (3% run noise).
+func runs(r *rand.Rand, n int, scale float64) []Sample {
+	var out []Sample
+	for i := 0; i < n; i++ {
+		out = append(out, simRun(r, "shift", scale-1))
+	}
+	return out
+}
+
+func TestDirectionLowerIsWorse(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(1, 1))
+	rate := func(v float64) Sample {
+		return Sample{Value: v, Rates: []float64{v * 0.99, v * 1.01, v, v * 1.02, v * 0.98}}
+	}
+	var base, drop, rise []Sample
+	for i := 0; i < 5; i++ {
+		n := 1 + 0.01*r.NormFloat64()
+		base = append(base, rate(1000*n))
+		drop = append(drop, rate(700*n))
+		rise = append(rise, rate(1300*n))
+	}
+	spec := Spec{Metric: "output_token_throughput", Stat: "value", Tolerance: 0.05, Direction: LowerIsWorse}
+	if v := Compare([]Input{{Spec: spec, Baseline: base, Candidate: drop}}, DefaultOptions).Verdict; v != Fail {
+		t.Errorf("30%% throughput drop: %s", v)
+	}
+	if v := Compare([]Input{{Spec: spec, Baseline: base, Candidate: rise}}, DefaultOptions).Verdict; v != Pass {
+		t.Errorf("30%% throughput rise: %s", v)
+	}
+}
+
+func TestSingleBaselineIsProvisional(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(2, 2))
+	in := Input{Spec: Spec{Metric: "ttft", Stat: "p50", Tolerance: 0.05}, Baseline: runs(r, 1, 1), Candidate: runs(r, 1, 1.5)}
+	res := Compare([]Input{in}, DefaultOptions).Results[0]
+	if !res.Provisional || !strings.Contains(strings.Join(res.Warnings, " "), "noise floor") {
+		t.Errorf("K=1 result %+v", res)
+	}
+	if res.Verdict != Fail {
+		t.Errorf("a 50%% slowdown at K=1: %s", res.Verdict)
+	}
+}
+
+// Holm: two metrics each just past the line on their own; after the
+// correction, at most the stronger one fails, and the other says why.
+func TestHolmDemotesToInconclusive(t *testing.T) {
+	t.Parallel()
+	specs := []Spec{{Metric: "a", Stat: "value", Tolerance: 0.05}, {Metric: "b", Stat: "value", Tolerance: 0.05}}
+	mk := func(v float64) Sample { return Sample{Value: v, Rates: []float64{v, v}} }
+	base := []Sample{mk(100), mk(103), mk(97), mk(100), mk(101), mk(99)}
+	var found bool
+	for c := 1.08; c < 1.2 && !found; c += 0.002 {
+		cand := []Sample{mk(100 * c)}
+		cmp := Compare([]Input{{Spec: specs[0], Baseline: base, Candidate: cand}, {Spec: specs[1], Baseline: base, Candidate: cand}}, DefaultOptions)
+		single := Compare([]Input{{Spec: specs[0], Baseline: base, Candidate: cand}}, DefaultOptions)
+		if single.Verdict == Fail && cmp.Results[0].Verdict == Inconclusive {
+			found = true
+			if !strings.Contains(strings.Join(cmp.Results[0].Warnings, " "), "Holm") {
+				t.Errorf("demoted without saying why: %v", cmp.Results[0].Warnings)
+			}
+		}
+	}
+	if !found {
+		t.Error("no change size where Holm's correction turned a lone FAIL into INCONCLUSIVE")
+	}
+}
+
+func TestErrorRate(t *testing.T) {
+	t.Parallel()
+	r := ErrorRate([][2]int{{0, 100}}, [][2]int{{1, 100}, {2, 100}}, 0.01)
+	if r.Verdict != Fail || r.Candidate != 0.015 {
+		t.Errorf("%+v", r)
+	}
+	if r := ErrorRate(nil, [][2]int{{1, 100}}, 0.01); r.Verdict != Pass {
+		t.Errorf("exactly at the limit: %s", r.Verdict)
+	}
+}
