@@ -1,0 +1,176 @@
+package baseline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+)
+
+// Branch stores baselines on a branch of the repository through the GitHub
+// API (no checkout, no git binary).
+type Branch struct {
+	Client      *github.Client
+	Owner, Repo string
+	Name        string // the branch
+	Root        string // folder inside the branch
+	Now         func() time.Time
+	Retries     int           // attempts when the branch moves under us (default 5)
+	Backoff     time.Duration // between attempts (default 500ms, doubling)
+}
+
+var _ Store = (*Branch)(nil)
+
+func (b *Branch) String() string { return "branch " + b.Name }
+
+// head returns the branch's commit and tree, or "" when the branch is missing.
+func (b *Branch) head(ctx context.Context) (commit, tree string, err error) {
+	ref, resp, err := b.Client.Git.GetRef(ctx, b.Owner, b.Repo, "heads/"+b.Name)
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("read branch %s: %w", b.Name, err)
+	}
+	sha := ref.GetObject().GetSHA()
+	c, _, err := b.Client.Git.GetCommit(ctx, b.Owner, b.Repo, sha)
+	if err != nil {
+		return "", "", fmt.Errorf("read commit %s: %w", sha, err)
+	}
+	return sha, c.GetTree().GetSHA(), nil
+}
+
+func (b *Branch) list(ctx context.Context, tree, dir string) ([]Entry, error) {
+	if tree == "" {
+		return nil, nil
+	}
+	t, _, err := b.Client.Git.GetTree(ctx, b.Owner, b.Repo, tree, true)
+	if err != nil {
+		return nil, fmt.Errorf("read tree of %s: %w", b.Name, err)
+	}
+	var out []Entry
+	for _, te := range t.Entries {
+		if te.GetType() != "blob" || path.Dir(te.GetPath()) != dir {
+			continue
+		}
+		e, ok := parseName(path.Base(te.GetPath()))
+		if !ok {
+			continue
+		}
+		sha := te.GetSHA()
+		e.load = func(ctx context.Context) ([]byte, error) {
+			raw, _, err := b.Client.Git.GetBlobRaw(ctx, b.Owner, b.Repo, sha)
+			return raw, err
+		}
+		out = append(out, e)
+	}
+	sortEntries(out)
+	return out, nil
+}
+
+// List reads the runs of one scenario and profile from the branch head.
+func (b *Branch) List(ctx context.Context, scenario, hash string) ([]Entry, error) {
+	_, tree, err := b.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return b.list(ctx, tree, Dir(b.Root, scenario, hash))
+}
+
+// Append commits the runs onto the branch head it read, deleting the oldest
+// beyond keep. When the head moved meanwhile (the update is not a fast
+// forward), it reads again and retries; it never forces.
+func (b *Branch) Append(ctx context.Context, scenario, hash, commit string, runs [][]byte, keep int) error {
+	now := time.Now
+	if b.Now != nil {
+		now = b.Now
+	}
+	attempts, wait := b.Retries, b.Backoff
+	if attempts <= 0 {
+		attempts = 5
+	}
+	if wait <= 0 {
+		wait = 500 * time.Millisecond
+	}
+	t := now()
+	var last error
+	for a := 0; a < attempts; a++ {
+		err := b.appendOnce(ctx, scenario, hash, commit, runs, keep, t)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, errMoved) {
+			return err
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+	return fmt.Errorf("baseline branch %s kept moving: gave up after %d attempts: %w", b.Name, attempts, last)
+}
+
+var errMoved = errors.New("the branch moved")
+
+func (b *Branch) appendOnce(ctx context.Context, scenario, hash, commit string, runs [][]byte, keep int, t time.Time) error {
+	head, tree, err := b.head(ctx)
+	if err != nil {
+		return err
+	}
+	dir := Dir(b.Root, scenario, hash)
+	existing, err := b.list(ctx, tree, dir)
+	if err != nil {
+		return err
+	}
+	var entries []*github.TreeEntry
+	var all []Entry
+	all = append(all, existing...)
+	for i, r := range runs {
+		name := FileName(t, commit, i)
+		entries = append(entries, &github.TreeEntry{Path: github.String(dir + "/" + name), Mode: github.String("100644"),
+			Type: github.String("blob"), Content: github.String(string(r))})
+		all = append(all, Entry{Name: name})
+	}
+	sortEntries(all)
+	for _, e := range trim(all, keep) {
+		if strings.HasPrefix(e.Name, fmt.Sprintf("%020d", t.UnixNano())) {
+			continue // never delete what this call adds
+		}
+		entries = append(entries, &github.TreeEntry{Path: github.String(dir + "/" + e.Name), Mode: github.String("100644"), Type: github.String("blob")})
+	}
+	nt, _, err := b.Client.Git.CreateTree(ctx, b.Owner, b.Repo, tree, entries)
+	if err != nil {
+		return fmt.Errorf("create tree: %w", err)
+	}
+	c := &github.Commit{Message: github.String(fmt.Sprintf("aiperf-action: %d baseline run(s) of %s at %s", len(runs), scenario, short(commit))),
+		Tree: &github.Tree{SHA: nt.SHA}}
+	if head != "" {
+		c.Parents = []*github.Commit{{SHA: github.String(head)}}
+	}
+	nc, _, err := b.Client.Git.CreateCommit(ctx, b.Owner, b.Repo, c, nil)
+	if err != nil {
+		return fmt.Errorf("create commit: %w", err)
+	}
+	ref := &github.Reference{Ref: github.String("refs/heads/" + b.Name), Object: &github.GitObject{SHA: nc.SHA}}
+	var resp *github.Response
+	if head == "" {
+		_, resp, err = b.Client.Git.CreateRef(ctx, b.Owner, b.Repo, ref)
+	} else {
+		_, resp, err = b.Client.Git.UpdateRef(ctx, b.Owner, b.Repo, ref, false)
+	}
+	if err != nil {
+		if resp != nil && (resp.StatusCode == http.StatusUnprocessableEntity || resp.StatusCode == http.StatusConflict) {
+			return fmt.Errorf("%w: %v", errMoved, err)
+		}
+		return fmt.Errorf("update branch %s: %w", b.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package baseline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Folder stores baselines in a directory of the repository.
+type Folder struct {
+	Root string
+	Now  func() time.Time
+}
+
+var _ Store = (*Folder)(nil)
+
+func (f *Folder) String() string { return "folder " + f.Root }
+
+// List reads the runs of one scenario and profile.
+func (f *Folder) List(ctx context.Context, scenario, hash string) ([]Entry, error) {
+	dir := filepath.FromSlash(Dir(f.Root, scenario, hash))
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("baseline folder: %w", err)
+	}
+	var out []Entry
+	for _, de := range ents {
+		e, ok := parseName(de.Name())
+		if !ok || de.IsDir() {
+			continue
+		}
+		p := filepath.Join(dir, de.Name())
+		e.load = func(context.Context) ([]byte, error) { return os.ReadFile(p) }
+		out = append(out, e)
+	}
+	sortEntries(out)
+	return out, nil
+}
+
+// Append writes each run atomically, then removes the oldest beyond keep.
+func (f *Folder) Append(ctx context.Context, scenario, hash, commit string, runs [][]byte, keep int) error {
+	now := time.Now
+	if f.Now != nil {
+		now = f.Now
+	}
+	dir := filepath.FromSlash(Dir(f.Root, scenario, hash))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("baseline folder: %w", err)
+	}
+	t := now()
+	for i, b := range runs {
+		p := filepath.Join(dir, FileName(t, commit, i))
+		if err := writeAtomic(p, b); err != nil {
+			return fmt.Errorf("baseline folder: %w", err)
+		}
+	}
+	es, err := f.List(ctx, scenario, hash)
+	if err != nil {
+		return err
+	}
+	for _, e := range trim(es, keep) {
+		if err := os.Remove(filepath.Join(dir, e.Name)); err != nil {
+			return fmt.Errorf("baseline folder: %w", err)
+		}
+	}
+	return nil
+}
+
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

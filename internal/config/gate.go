@@ -1,0 +1,194 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Gate is the gate config (.github/aiperf.yml). Keys are kebab-case and
+// match the action's inputs and the profile flags: a scenario is a mapping
+// of profile flags.
+type Gate struct {
+	Server     Server           `yaml:"server"`
+	URL        string           `yaml:"url"`   // an already running server (instead of server)
+	Model      string           `yaml:"model"` // default model for every scenario
+	Scenarios  []map[string]any `yaml:"scenarios"`
+	Repeats    int              `yaml:"repeats"`
+	Seed       uint64           `yaml:"seed"`
+	Thresholds Thresholds       `yaml:"thresholds"`
+	Baseline   BaselineConfig   `yaml:"baseline"`
+}
+
+// Server says how to bring the target up: the built-in simulator, or a command.
+type Server struct {
+	Simulator    bool          `yaml:"simulator"`
+	TTFT         time.Duration `yaml:"ttft"` // simulator
+	ITL          time.Duration `yaml:"itl"`  // simulator
+	Command      string        `yaml:"command"`
+	ReadyURL     string        `yaml:"ready-url"`
+	ReadyTimeout time.Duration `yaml:"ready-timeout"`
+	URL          string        `yaml:"url"` // where the started server answers (default: from ready-url)
+}
+
+// UnmarshalYAML accepts `server: simulator` as well as a mapping.
+func (s *Server) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		if n.Value != "simulator" {
+			return fmt.Errorf("line %d: server: want \"simulator\" or a mapping with command, ready-url, ready-timeout", n.Line)
+		}
+		s.Simulator = true
+		return nil
+	}
+	type plain Server
+	var p plain
+	dec := n.Decode
+	if err := dec(&p); err != nil {
+		return err
+	}
+	*s = Server(p)
+	return nil
+}
+
+// Thresholds are compare's settings.
+type Thresholds struct {
+	MaxRegression      string   `yaml:"max-regression"`
+	MaxErrorRate       string   `yaml:"max-error-rate"`
+	NoiseFloor         string   `yaml:"noise-floor"`
+	Alpha              float64  `yaml:"alpha"`
+	Metrics            []string `yaml:"metrics"`
+	FailOnInconclusive bool     `yaml:"fail-on-inconclusive"`
+}
+
+// BaselineConfig says where baselines live.
+type BaselineConfig struct {
+	Store  string `yaml:"store"`  // folder | branch
+	Path   string `yaml:"path"`   // folder store root, or the path inside the branch
+	Branch string `yaml:"branch"` // branch store
+	Keep   int    `yaml:"keep"`   // runs kept per scenario and profile
+}
+
+// DefaultGate holds the defaults.
+var DefaultGate = Gate{
+	Repeats:    3,
+	Seed:       1,
+	Thresholds: Thresholds{MaxRegression: "5%", MaxErrorRate: "1%", NoiseFloor: "5%", Alpha: 0.05},
+	Baseline:   BaselineConfig{Store: "folder", Path: "baselines", Branch: "aiperf-baselines", Keep: 20},
+	Server:     Server{ReadyTimeout: 10 * time.Minute, TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond},
+}
+
+// LoadGate reads a gate config file over the defaults. Unknown keys are
+// errors that name the file and line.
+func LoadGate(path string) (*Gate, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	g := DefaultGate
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&g); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return &g, nil
+}
+
+// Validate reports every problem with g.
+func (g *Gate) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if len(g.Scenarios) == 0 {
+		bad("scenarios: at least one is needed")
+	}
+	names := map[string]bool{}
+	for i, s := range g.Scenarios {
+		n, _ := s["name"].(string)
+		if n == "" {
+			bad("scenarios[%d]: needs a name", i)
+		} else if names[n] {
+			bad("scenarios: %q appears twice", n)
+		}
+		names[n] = true
+	}
+	if g.Repeats < 1 {
+		bad("repeats %d: must be at least 1", g.Repeats)
+	}
+	modes := 0
+	if g.Server.Simulator {
+		modes++
+	}
+	if g.Server.Command != "" {
+		modes++
+		if g.Server.ReadyURL == "" {
+			bad("server.ready-url is needed with server.command")
+		}
+	}
+	if g.URL != "" {
+		modes++
+	}
+	if modes != 1 {
+		bad("give exactly one target: server: simulator, server.command, or url")
+	}
+	switch g.Baseline.Store {
+	case "folder", "branch":
+	default:
+		bad("baseline.store %q: want folder or branch", g.Baseline.Store)
+	}
+	if g.Baseline.Keep < 1 {
+		bad("baseline.keep %d: must be at least 1", g.Baseline.Keep)
+	}
+	return errors.Join(errs...)
+}
+
+// ScenarioName is a scenario's name.
+func ScenarioName(s map[string]any) string { n, _ := s["name"].(string); return n }
+
+// ScenarioArgs turns a scenario mapping into profile flags, in sorted key
+// order: `concurrency: 8` → --concurrency 8, `streaming: true` → --streaming,
+// lists repeat the flag.
+func ScenarioArgs(s map[string]any) ([]string, error) {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		if k != "name" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var args []string
+	for _, k := range keys {
+		flag := "--" + k
+		switch v := s[k].(type) {
+		case bool:
+			args = append(args, flag+"="+strconv.FormatBool(v))
+		case []any:
+			for _, e := range v {
+				args = append(args, flag, scalar(e))
+			}
+		case map[string]any:
+			return nil, fmt.Errorf("scenario %q: %s: a mapping is not a flag value", ScenarioName(s), k)
+		case nil:
+			return nil, fmt.Errorf("scenario %q: %s has no value", ScenarioName(s), k)
+		default:
+			args = append(args, flag, scalar(v))
+		}
+	}
+	return args, nil
+}
+
+func scalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	default:
+		return strings.TrimSpace(fmt.Sprint(x))
+	}
+}

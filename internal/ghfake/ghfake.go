@@ -1,0 +1,347 @@
+// Package ghfake is a fake GitHub REST API for tests: an httptest server
+// holding a tiny git object store (refs, commits, trees, blobs) and issue
+// comments, that records every request. go-github is pointed at it.
+package ghfake
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-github/v66/github"
+)
+
+// Request is one recorded API call.
+type Request struct {
+	Method, Path string
+	Body         string
+}
+
+// Comment is an issue comment.
+type Comment struct {
+	ID   int64  `json:"id"`
+	Body string `json:"body"`
+	URL  string `json:"html_url"`
+}
+
+// Server is the fake API.
+type Server struct {
+	*httptest.Server
+	Owner, Repo string
+
+	mu       sync.Mutex
+	Reqs     []Request
+	blobs    map[string]string
+	trees    map[string]map[string]string // path → blob sha
+	commits  map[string]commit
+	Refs     map[string]string // "heads/x" → commit sha
+	Comments map[int][]Comment // by issue number
+	nextID   int64
+
+	// ForbidWrites answers 403 to comment writes (a fork PR's read-only token).
+	ForbidWrites bool
+	// MoveBeforeUpdate advances the branch with a foreign commit just before
+	// this many UpdateRef calls, which then fail as not a fast forward.
+	MoveBeforeUpdate int
+	// MergeBase is what the compare API reports.
+	MergeBase string
+}
+
+type commit struct{ tree, parent string }
+
+// New starts a fake for owner/repo.
+func New(t *testing.T, owner, repo string) *Server {
+	s := &Server{Owner: owner, Repo: repo, blobs: map[string]string{}, trees: map[string]map[string]string{},
+		commits: map[string]commit{}, Refs: map[string]string{}, Comments: map[int][]Comment{}, nextID: 1000}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Client is a go-github client for the fake.
+func (s *Server) Client() *github.Client {
+	c := github.NewClient(nil)
+	u, _ := url.Parse(s.URL + "/")
+	c.BaseURL = u
+	return c
+}
+
+// Writes are the recorded requests that change anything.
+func (s *Server) Writes() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Request
+	for _, r := range s.Reqs {
+		if r.Method != http.MethodGet {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func hash(parts ...string) string {
+	h := sha1.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Seed puts files on a branch as one commit.
+func (s *Server) Seed(branch string, files map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tree := map[string]string{}
+	for p, c := range files {
+		b := hash("blob", c)
+		s.blobs[b] = c
+		tree[p] = b
+	}
+	ts := s.putTree(tree)
+	cs := hash("commit", ts, s.Refs["heads/"+branch], fmt.Sprint(len(s.commits)))
+	s.commits[cs] = commit{ts, s.Refs["heads/"+branch]}
+	s.Refs["heads/"+branch] = cs
+}
+
+func (s *Server) putTree(t map[string]string) string {
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := []string{"tree"}
+	for _, k := range keys {
+		parts = append(parts, k, t[k])
+	}
+	sha := hash(parts...)
+	s.trees[sha] = t
+	return sha
+}
+
+// Files returns the files on a branch.
+func (s *Server) Files(branch string) map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	c, ok := s.commits[s.Refs["heads/"+branch]]
+	if !ok {
+		return out
+	}
+	for p, b := range s.trees[c.tree] {
+		out[p] = s.blobs[b]
+	}
+	return out
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Reqs = append(s.Reqs, Request{r.Method, r.URL.Path, string(body)})
+	prefix := "/repos/" + s.Owner + "/" + s.Repo + "/"
+	if !strings.HasPrefix(r.URL.Path, prefix) {
+		http.Error(w, `{"message":"Not Found"}`, http.StatusNotFound)
+		return
+	}
+	p := strings.TrimPrefix(r.URL.Path, prefix)
+	write := func(code int, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		json.NewEncoder(w).Encode(v)
+	}
+	notFound := func() { write(http.StatusNotFound, map[string]string{"message": "Not Found"}) }
+	switch {
+	case r.Method == "GET" && strings.HasPrefix(p, "git/ref/"):
+		name := strings.TrimPrefix(p, "git/ref/")
+		sha, ok := s.Refs[name]
+		if !ok {
+			notFound()
+			return
+		}
+		write(200, map[string]any{"ref": "refs/" + name, "object": map[string]string{"sha": sha, "type": "commit"}})
+	case r.Method == "POST" && p == "git/refs":
+		var in struct{ Ref, SHA string }
+		json.Unmarshal(body, &in)
+		name := strings.TrimPrefix(in.Ref, "refs/")
+		if _, ok := s.Refs[name]; ok {
+			write(422, map[string]string{"message": "Reference already exists"})
+			return
+		}
+		s.Refs[name] = in.SHA
+		write(201, map[string]any{"ref": in.Ref, "object": map[string]string{"sha": in.SHA}})
+	case r.Method == "PATCH" && strings.HasPrefix(p, "git/refs/"):
+		name := strings.TrimPrefix(p, "git/refs/")
+		var in struct {
+			SHA   string
+			Force bool
+		}
+		json.Unmarshal(body, &in)
+		if s.MoveBeforeUpdate > 0 {
+			s.MoveBeforeUpdate--
+			// Someone else pushed first.
+			old := s.commits[s.Refs[name]]
+			t := map[string]string{}
+			for k, v := range s.trees[old.tree] {
+				t[k] = v
+			}
+			b := hash("blob", "concurrent", fmt.Sprint(len(s.blobs)))
+			s.blobs[b] = "concurrent"
+			t[fmt.Sprintf("other/concurrent-%d.txt", len(s.blobs))] = b
+			ts := s.putTree(t)
+			cs := hash("commit", ts, s.Refs[name], "concurrent")
+			s.commits[cs] = commit{ts, s.Refs[name]}
+			s.Refs[name] = cs
+		}
+		cur := s.Refs[name]
+		if !in.Force && s.commits[in.SHA].parent != cur {
+			write(422, map[string]string{"message": "Update is not a fast forward"})
+			return
+		}
+		s.Refs[name] = in.SHA
+		write(200, map[string]any{"ref": "refs/" + name, "object": map[string]string{"sha": in.SHA}})
+	case r.Method == "GET" && strings.HasPrefix(p, "git/commits/"):
+		sha := strings.TrimPrefix(p, "git/commits/")
+		c, ok := s.commits[sha]
+		if !ok {
+			notFound()
+			return
+		}
+		write(200, map[string]any{"sha": sha, "tree": map[string]string{"sha": c.tree}})
+	case r.Method == "POST" && p == "git/commits":
+		var in struct {
+			Message string
+			Tree    string
+			Parents []string
+		}
+		json.Unmarshal(body, &in)
+		parent := ""
+		if len(in.Parents) > 0 {
+			parent = in.Parents[0]
+		}
+		sha := hash("commit", in.Tree, parent, in.Message, fmt.Sprint(len(s.commits)))
+		s.commits[sha] = commit{in.Tree, parent}
+		write(201, map[string]any{"sha": sha, "tree": map[string]string{"sha": in.Tree}})
+	case r.Method == "GET" && strings.HasPrefix(p, "git/trees/"):
+		sha := strings.TrimPrefix(p, "git/trees/")
+		t, ok := s.trees[sha]
+		if !ok {
+			notFound()
+			return
+		}
+		var entries []map[string]string
+		for path, b := range t {
+			entries = append(entries, map[string]string{"path": path, "type": "blob", "sha": b, "mode": "100644"})
+		}
+		write(200, map[string]any{"sha": sha, "tree": entries, "truncated": false})
+	case r.Method == "POST" && p == "git/trees":
+		var in struct {
+			BaseTree string `json:"base_tree"`
+			Tree     []struct {
+				Path    string
+				SHA     *string
+				Content *string
+			}
+		}
+		json.Unmarshal(body, &in)
+		t := map[string]string{}
+		for k, v := range s.trees[in.BaseTree] {
+			t[k] = v
+		}
+		for _, e := range in.Tree {
+			switch {
+			case e.Content != nil:
+				b := hash("blob", *e.Content)
+				s.blobs[b] = *e.Content
+				t[e.Path] = b
+			case e.SHA != nil:
+				t[e.Path] = *e.SHA
+			default:
+				delete(t, e.Path)
+			}
+		}
+		write(201, map[string]any{"sha": s.putTree(t)})
+	case r.Method == "GET" && strings.HasPrefix(p, "git/blobs/"):
+		c, ok := s.blobs[strings.TrimPrefix(p, "git/blobs/")]
+		if !ok {
+			notFound()
+			return
+		}
+		io.WriteString(w, c)
+	case r.Method == "GET" && strings.HasPrefix(p, "compare/"):
+		write(200, map[string]any{"merge_base_commit": map[string]string{"sha": s.MergeBase}})
+	case strings.HasPrefix(p, "issues/comments/") && r.Method == "PATCH":
+		if s.ForbidWrites {
+			write(403, map[string]string{"message": "Resource not accessible by integration"})
+			return
+		}
+		id, _ := strconv.ParseInt(strings.TrimPrefix(p, "issues/comments/"), 10, 64)
+		var in struct{ Body string }
+		json.Unmarshal(body, &in)
+		for n, cs := range s.Comments {
+			for i := range cs {
+				if cs[i].ID == id {
+					s.Comments[n][i].Body = in.Body
+					write(200, s.Comments[n][i])
+					return
+				}
+			}
+		}
+		notFound()
+	case strings.HasPrefix(p, "issues/") && strings.HasSuffix(p, "/comments"):
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(p, "issues/"), "/comments"))
+		if err != nil {
+			notFound()
+			return
+		}
+		if r.Method == "POST" {
+			if s.ForbidWrites {
+				write(403, map[string]string{"message": "Resource not accessible by integration"})
+				return
+			}
+			var in struct{ Body string }
+			json.Unmarshal(body, &in)
+			s.nextID++
+			c := Comment{ID: s.nextID, Body: in.Body, URL: fmt.Sprintf("%s/pr/%d#c%d", s.URL, n, s.nextID)}
+			s.Comments[n] = append(s.Comments[n], c)
+			write(201, c)
+			return
+		}
+		per, _ := strconv.Atoi(r.URL.Query().Get("per_page"))
+		if per <= 0 {
+			per = 30
+		}
+		page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		if page <= 0 {
+			page = 1
+		}
+		all := s.Comments[n]
+		lo, hi := min((page-1)*per, len(all)), min(page*per, len(all))
+		if hi < len(all) {
+			w.Header().Set("Link", fmt.Sprintf(`<%s%s?per_page=%d&page=%d>; rel="next"`, s.URL, r.URL.Path, per, page+1))
+		}
+		write(200, all[lo:hi])
+	default:
+		notFound()
+	}
+}
+
+// AddComments puts n filler comments on an issue.
+func (s *Server) AddComments(issue, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := 0; i < n; i++ {
+		s.nextID++
+		s.Comments[issue] = append(s.Comments[issue], Comment{ID: s.nextID, Body: fmt.Sprintf("comment %d", i)})
+	}
+}
