@@ -163,8 +163,16 @@ func parseSpec(s string, defTol float64) (compare.Spec, error) {
 	return sp, nil
 }
 
-// doCompare loads the runs, checks them and compares.
-func doCompare(f *compareFlags) (*report.CompareReport, error) {
+// compareSettings are compareFlags, parsed and checked.
+type compareSettings struct {
+	specs   []compare.Spec
+	opt     compare.Options
+	maxErr  float64
+	allowMM bool
+}
+
+// parse checks every flag at once.
+func (f *compareFlags) parse() (*compareSettings, error) {
 	var errs []error
 	tol, err := ParsePercent("--max-regression", f.MaxRegression)
 	errs = append(errs, err)
@@ -180,34 +188,41 @@ func doCompare(f *compareFlags) (*report.CompareReport, error) {
 	}
 	est := compare.HarrellDavis
 	switch f.Estimator {
-	case "hd":
+	case "hd", "":
 	case "empirical":
 		est = compare.Empirical
 	default:
 		errs = append(errs, fmt.Errorf("--estimator %q: want hd or empirical", f.Estimator))
 	}
 	switch f.Format {
-	case "text", "markdown", "json":
+	case "text", "markdown", "json", "":
 	default:
 		errs = append(errs, fmt.Errorf("--format %q: want text, markdown or json", f.Format))
-	}
-	if len(f.Baseline) == 0 || len(f.Candidate) == 0 {
-		errs = append(errs, errors.New("need --baseline and --candidate runs"))
 	}
 	names := f.Metrics
 	if len(names) == 0 {
 		names = DefaultGated
 	}
-	var specs []compare.Spec
+	st := &compareSettings{maxErr: maxErr, allowMM: f.AllowMismatch,
+		opt: compare.Options{Alpha: f.Alpha, NoiseFloor: nf, Seed: f.Seed, Resamples: f.Resamples, Estimator: est}}
 	for _, n := range names {
 		sp, err := parseSpec(n, tol)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		specs = append(specs, sp)
+		st.specs = append(st.specs, sp)
 	}
-	if err := errors.Join(errs...); err != nil {
+	return st, errors.Join(errs...)
+}
+
+// doCompare loads the runs, checks them and compares.
+func doCompare(f *compareFlags) (*report.CompareReport, error) {
+	st, err := f.parse()
+	if len(f.Baseline) == 0 || len(f.Candidate) == 0 {
+		err = errors.Join(err, errors.New("need --baseline and --candidate runs"))
+	}
+	if err != nil {
 		return nil, err
 	}
 	load := func(flag string, paths []string) ([]result.Loaded, error) {
@@ -229,6 +244,11 @@ func doCompare(f *compareFlags) (*report.CompareReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	return compareRuns(st, base, cand)
+}
+
+// compareRuns checks that the runs ran one profile and compares them.
+func compareRuns(st *compareSettings, base, cand []result.Loaded) (*report.CompareReport, error) {
 	rep := &report.CompareReport{ProfileHash: base[0].Run.ProfileHash}
 	for _, l := range base {
 		rep.BaselineRuns = append(rep.BaselineRuns, l.Path)
@@ -239,14 +259,14 @@ func doCompare(f *compareFlags) (*report.CompareReport, error) {
 	for _, l := range append(append([]result.Loaded{}, base...), cand...) {
 		if l.Run.ProfileHash != rep.ProfileHash {
 			msg := fmt.Sprintf("%s has profile_hash %s, but %s has %s: they ran different load profiles", l.Path, short(l.Run.ProfileHash), base[0].Path, short(rep.ProfileHash))
-			if !f.AllowMismatch {
+			if !st.allowMM {
 				return nil, errors.New(msg + " (--allow-mismatch compares them anyway)")
 			}
 			rep.Warnings = append(rep.Warnings, msg)
 		}
 	}
 	var inputs []compare.Input
-	for _, sp := range specs {
+	for _, sp := range st.specs {
 		in := compare.Input{Spec: sp}
 		unit := ""
 		for i, set := range [][]result.Loaded{base, cand} {
@@ -266,8 +286,7 @@ func doCompare(f *compareFlags) (*report.CompareReport, error) {
 		inputs = append(inputs, in)
 		rep.Units = append(rep.Units, unit)
 	}
-	opt := compare.Options{Alpha: f.Alpha, NoiseFloor: nf, Seed: f.Seed, Resamples: f.Resamples, Estimator: est}
-	rep.Comparison = compare.Compare(inputs, opt)
+	rep.Comparison = compare.Compare(inputs, st.opt)
 	errPairs := func(ls []result.Loaded) [][2]int {
 		var out [][2]int
 		for _, l := range ls {
@@ -276,7 +295,7 @@ func doCompare(f *compareFlags) (*report.CompareReport, error) {
 		}
 		return out
 	}
-	er := compare.ErrorRate(errPairs(base), errPairs(cand), maxErr)
+	er := compare.ErrorRate(errPairs(base), errPairs(cand), st.maxErr)
 	rep.Comparison.Results = append(rep.Comparison.Results, er)
 	rep.Units = append(rep.Units, "%")
 	rep.Comparison.Verdict = compare.Overall(rep.Comparison.Results)

@@ -129,6 +129,11 @@ func Read(path string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Parse(b, path)
+}
+
+// Parse checks and decodes a run.json's bytes; name is used in errors.
+func Parse(b []byte, path string) (*Run, error) {
 	var r Run
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: not a valid run.json: %w", path, err)

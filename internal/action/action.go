@@ -1,0 +1,176 @@
+// Package action is the GitHub Actions glue: inputs, outputs, the job
+// summary, annotations, the event, and the sticky PR comment.
+//
+// The token is masked the moment it is read and never printed. Nothing
+// from a pull request or a server reaches a shell; text from them is
+// escaped before it goes into markdown (see report.EscapeMarkdown).
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/google/go-github/v66/github"
+	"github.com/sethvargo/go-githubactions"
+)
+
+// Marker identifies the gate's sticky comment among a PR's comments.
+const Marker = "<!-- aiperf-action:sticky-comment -->"
+
+// MaxComment is GitHub's limit on a comment body.
+const MaxComment = 65536
+
+// Env is the Actions environment of one step.
+type Env struct {
+	A     *githubactions.Action
+	Ctx   *githubactions.GitHubContext
+	Token string
+}
+
+// New reads the environment through getenv, writing workflow commands to w.
+func New(getenv func(string) string, w io.Writer) (*Env, error) {
+	a := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(w))
+	ctx, err := a.Context()
+	if err != nil {
+		return nil, fmt.Errorf("read the GitHub Actions context: %w", err)
+	}
+	e := &Env{A: a, Ctx: ctx, Token: a.GetInput("github-token")}
+	if e.Token != "" {
+		a.AddMask(e.Token)
+	}
+	return e, nil
+}
+
+// InActions reports whether this is a GitHub Actions run.
+func (e *Env) InActions() bool { return e.Ctx.Actions }
+
+// Input is the action input name (kebab-case), trimmed.
+func (e *Env) Input(name string) string { return strings.TrimSpace(e.A.GetInput(name)) }
+
+// Repo is owner and name.
+func (e *Env) Repo() (string, string) { return e.Ctx.Repo() }
+
+func (e *Env) event(path ...string) any {
+	var cur any = e.Ctx.Event
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[p]
+	}
+	return cur
+}
+
+func (e *Env) eventString(path ...string) string { s, _ := e.event(path...).(string); return s }
+
+// IsPR reports a pull_request(-target) event.
+func (e *Env) IsPR() bool {
+	return e.Ctx.EventName == "pull_request" || e.Ctx.EventName == "pull_request_target"
+}
+
+// PRNumber is the pull request's number, or 0.
+func (e *Env) PRNumber() int {
+	if n, ok := e.event("pull_request", "number").(float64); ok {
+		return int(n)
+	}
+	if n, ok := e.event("number").(float64); ok && e.IsPR() {
+		return int(n)
+	}
+	return 0
+}
+
+// DefaultBranch is the repository's default branch, from the event.
+func (e *Env) DefaultBranch() string { return e.eventString("repository", "default_branch") }
+
+// IsPushToDefault reports a push to the default branch: the only event on
+// which baselines are refreshed.
+func (e *Env) IsPushToDefault() bool {
+	d := e.DefaultBranch()
+	return e.Ctx.EventName == "push" && d != "" && e.Ctx.Ref == "refs/heads/"+d
+}
+
+// BaseSHA and HeadSHA are the pull request's base and head commits.
+func (e *Env) BaseSHA() string { return e.eventString("pull_request", "base", "sha") }
+func (e *Env) HeadSHA() string {
+	if s := e.eventString("pull_request", "head", "sha"); s != "" {
+		return s
+	}
+	return e.Ctx.SHA
+}
+
+// Client is a go-github client for this run's API URL and token.
+func (e *Env) Client(hc *http.Client) (*github.Client, error) {
+	c := github.NewClient(hc)
+	if e.Token != "" {
+		c = c.WithAuthToken(e.Token)
+	}
+	if e.Ctx.APIURL != "" {
+		u, err := url.Parse(strings.TrimSuffix(e.Ctx.APIURL, "/") + "/")
+		if err != nil {
+			return nil, fmt.Errorf("GITHUB_API_URL: %w", err)
+		}
+		c.BaseURL = u
+	}
+	return c, nil
+}
+
+// MergeBase asks the API for the merge-base of base and head ("" when it can't).
+func MergeBase(ctx context.Context, c *github.Client, owner, repo, base, head string) (string, error) {
+	if base == "" || head == "" {
+		return "", nil
+	}
+	cmp, _, err := c.Repositories.CompareCommits(ctx, owner, repo, base, head, nil)
+	if err != nil {
+		return "", fmt.Errorf("find merge-base: %w", err)
+	}
+	return cmp.GetMergeBaseCommit().GetSHA(), nil
+}
+
+// ErrForbidden means the token may not write (a fork's read-only token).
+var ErrForbidden = errors.New("the token may not write to this repository")
+
+// StickyComment creates the gate's comment on a PR, or edits it in place:
+// the marker is searched on every page of comments.
+func StickyComment(ctx context.Context, c *github.Client, owner, repo string, pr int, body string) (string, error) {
+	if !strings.Contains(body, Marker) {
+		body = Marker + "\n" + body
+	}
+	opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	var found *github.IssueComment
+	for {
+		cs, resp, err := c.Issues.ListComments(ctx, owner, repo, pr, opt)
+		if err != nil {
+			return "", fmt.Errorf("list comments of #%d: %w", pr, err)
+		}
+		for _, cm := range cs {
+			if strings.Contains(cm.GetBody(), Marker) {
+				found = cm
+			}
+		}
+		if found != nil || resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	var out *github.IssueComment
+	var resp *github.Response
+	var err error
+	if found != nil {
+		out, resp, err = c.Issues.EditComment(ctx, owner, repo, found.GetID(), &github.IssueComment{Body: github.String(body)})
+	} else {
+		out, resp, err = c.Issues.CreateComment(ctx, owner, repo, pr, &github.IssueComment{Body: github.String(body)})
+	}
+	if err != nil {
+		if resp != nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound) {
+			return "", fmt.Errorf("%w: %v", ErrForbidden, err)
+		}
+		return "", fmt.Errorf("write the comment on #%d: %w", pr, err)
+	}
+	return out.GetHTMLURL(), nil
+}
