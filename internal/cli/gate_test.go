@@ -1,0 +1,292 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/action"
+	"github.com/aiperf-action/aiperf-action/internal/ghfake"
+)
+
+const testToken = "ghs_SECRETtoken1234567890"
+
+// tinyConfig is a fast simulator gate config; ttft sets the simulator's TTFT.
+func tinyConfig(t *testing.T, dir, ttft string) string {
+	t.Helper()
+	p := filepath.Join(dir, "aiperf.yml")
+	os.WriteFile(p, []byte(`server:
+  simulator: true
+  ttft: `+ttft+`
+  itl: 1ms
+model: sim
+repeats: 2
+seed: 3
+scenarios:
+  - name: tiny
+    streaming: true
+    concurrency: 4
+    request-count: 48
+    isl: 8
+    osl: 4
+    extra-inputs: ["ignore_eos:true"]
+    slice-duration: 0.05
+thresholds:
+  max-regression: 10%
+  metrics: ["time_to_first_token:p50", "request_latency:p50"]
+baseline:
+  store: folder
+  path: `+filepath.Join(dir, "baselines")+`
+`), 0o644)
+	return p
+}
+
+// actionsEnv is a fake GitHub Actions environment for one step.
+type actionsEnv struct {
+	vars            map[string]string
+	output, summary string
+}
+
+func newActionsEnv(t *testing.T, dir string, gh *ghfake.Server, event string, payload map[string]any, inputs map[string]string) *actionsEnv {
+	t.Helper()
+	e := &actionsEnv{vars: map[string]string{}, output: filepath.Join(dir, "output"), summary: filepath.Join(dir, "summary")}
+	ev := filepath.Join(dir, "event.json")
+	b, _ := json.Marshal(payload)
+	os.WriteFile(ev, b, 0o644)
+	os.WriteFile(e.output, nil, 0o644)
+	os.WriteFile(e.summary, nil, 0o644)
+	for k, v := range map[string]string{
+		"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": ev, "GITHUB_REPOSITORY": "o/r",
+		"GITHUB_API_URL": gh.URL, "GITHUB_OUTPUT": e.output, "GITHUB_STEP_SUMMARY": e.summary, "GITHUB_SHA": "feedface0000",
+		"INPUT_GITHUB-TOKEN": testToken,
+	} {
+		e.vars[k] = v
+	}
+	if event == "push" {
+		e.vars["GITHUB_REF"] = "refs/heads/main"
+	}
+	for k, v := range inputs {
+		e.vars["INPUT_"+strings.ToUpper(k)] = v
+	}
+	return e
+}
+
+func prEvent(n int) map[string]any {
+	return map[string]any{"number": n, "pull_request": map[string]any{"number": n, "base": map[string]any{"sha": "base0000"}, "head": map[string]any{"sha": "head0000"}},
+		"repository": map[string]any{"default_branch": "main"}}
+}
+
+func (e *actionsEnv) gate(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	code := Gate(ctx, args, GateOptions{Getenv: func(k string) string { return e.vars[k] }, Stdout: &out, Stderr: &errb})
+	return code, out.String(), errb.String()
+}
+
+func read(t *testing.T, p string) string {
+	t.Helper()
+	b, _ := os.ReadFile(p)
+	return string(b)
+}
+
+// seedBaselines records runs into the folder store, as a push to main would.
+func seedBaselines(t *testing.T, dir, cfg string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Gate(context.Background(), []string{"--config", cfg, "--mode", "refresh", "--results-dir", filepath.Join(dir, "seed"), "--commit", "base0000"},
+		GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+	if code != 0 {
+		t.Fatalf("seeding baselines: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+}
+
+func TestGatePullRequest(t *testing.T) {
+	dir := t.TempDir()
+	cfg := tinyConfig(t, dir, "2ms")
+	seedBaselines(t, dir, cfg)
+	before := listFiles(t, filepath.Join(dir, "baselines"))
+
+	gh := ghfake.New(t, "o", "r")
+	gh.MergeBase = "base0000"
+	gh.AddComments(7, 150) // the sticky comment must be found past the first page
+	env := newActionsEnv(t, dir, gh, "pull_request", prEvent(7), map[string]string{"config": cfg, "results-dir": filepath.Join(dir, "pr")})
+	code, stdout, stderr := env.gate(t)
+	if code == ExitError {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// The token is masked at once and never printed anywhere.
+	if !strings.Contains(stdout, "::add-mask::"+testToken) {
+		t.Error("token not masked")
+	}
+	for name, text := range map[string]string{"stdout": strings.ReplaceAll(stdout, "::add-mask::"+testToken, ""), "stderr": stderr,
+		"outputs": read(t, env.output), "summary": read(t, env.summary), "report": read(t, filepath.Join(dir, "pr", "report.md"))} {
+		if strings.Contains(text, testToken) {
+			t.Errorf("the token appears in %s", name)
+		}
+	}
+	outputs := read(t, env.output)
+	for _, want := range []string{"verdict", "report-path", "comment-url", "summary-markdown"} {
+		if !strings.Contains(outputs, want) {
+			t.Errorf("output %s not written:\n%s", want, outputs)
+		}
+	}
+	if !strings.Contains(read(t, env.summary), "Compared 2 candidate run(s) with the baseline runs as of the merge-base base0000") {
+		t.Errorf("summary:\n%s", read(t, env.summary))
+	}
+	countSticky := func() int {
+		n := 0
+		for _, c := range gh.Comments[7] {
+			if strings.Contains(c.Body, action.Marker) {
+				n++
+			}
+		}
+		return n
+	}
+	if countSticky() != 1 || len(gh.Comments[7]) != 151 {
+		t.Fatalf("%d sticky comments among %d", countSticky(), len(gh.Comments[7]))
+	}
+	// Second run on the same PR: the comment is edited in place.
+	code, stdout, stderr = env.gate(t)
+	if code == ExitError {
+		t.Fatalf("second run: exit %d\n%s", code, stderr)
+	}
+	if countSticky() != 1 || len(gh.Comments[7]) != 151 {
+		t.Fatalf("after a second run: %d sticky comments among %d", countSticky(), len(gh.Comments[7]))
+	}
+	var posts, patches int
+	for _, w := range gh.Writes() {
+		switch {
+		case w.Method == "POST" && strings.HasSuffix(w.Path, "/issues/7/comments"):
+			posts++
+		case w.Method == "PATCH" && strings.Contains(w.Path, "/issues/comments/"):
+			patches++
+		default:
+			t.Errorf("a pull_request run wrote %s %s", w.Method, w.Path)
+		}
+	}
+	if posts != 1 || patches != 1 {
+		t.Errorf("%d comment creations and %d edits, want 1 and 1", posts, patches)
+	}
+	if after := listFiles(t, filepath.Join(dir, "baselines")); strings.Join(after, ",") != strings.Join(before, ",") {
+		t.Error("a pull_request run changed the baseline folder")
+	}
+	// mode refresh on a pull_request is refused before anything runs.
+	env.vars["INPUT_MODE"] = "refresh"
+	if code, _, stderr := env.gate(t); code != ExitError || !strings.Contains(stderr, "never on a pull_request") {
+		t.Errorf("refresh on a PR: exit %d, %s", code, stderr)
+	}
+}
+
+func listFiles(t *testing.T, root string) []string {
+	var out []string
+	filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// A fork's read-only token: the comment can't be posted, the gate still
+// passes or fails on the numbers alone, and says how to split the work.
+func TestGateForkPRCannotComment(t *testing.T) {
+	dir := t.TempDir()
+	cfg := tinyConfig(t, dir, "2ms")
+	gh := ghfake.New(t, "o", "r")
+	gh.ForbidWrites = true
+	env := newActionsEnv(t, dir, gh, "pull_request", prEvent(9), map[string]string{"config": cfg, "results-dir": filepath.Join(dir, "pr")})
+	code, stdout, stderr := env.gate(t)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "::warning::") || !strings.Contains(read(t, env.summary), "mode: run") {
+		t.Errorf("no warning or advice:\n%s", stdout)
+	}
+	if pr := strings.TrimSpace(read(t, filepath.Join(dir, "pr", "pr-number"))); pr != "9" {
+		t.Errorf("pr-number %q", pr)
+	}
+	// The second half of the split: a workflow_run job with a write token posts it.
+	gh.ForbidWrites = false
+	env2 := newActionsEnv(t, t.TempDir(), gh, "workflow_run", map[string]any{}, map[string]string{"mode": "comment", "results-dir": filepath.Join(dir, "pr")})
+	if code, _, stderr := env2.gate(t); code != 0 || len(gh.Comments[9]) != 1 {
+		t.Fatalf("mode comment: exit %d, %d comments, %s", code, len(gh.Comments[9]), stderr)
+	}
+}
+
+// A push to the default branch refreshes the branch store; a regression is
+// annotated.
+func TestGatePushRefreshesBranchAndAnnotates(t *testing.T) {
+	dir := t.TempDir()
+	gh := ghfake.New(t, "o", "r")
+	cfg := tinyConfig(t, dir, "2ms")
+	push := map[string]any{"repository": map[string]any{"default_branch": "main"}}
+	env := newActionsEnv(t, dir, gh, "push", push, map[string]string{"config": cfg, "baseline-store": "branch", "baseline-path": "baselines", "results-dir": filepath.Join(dir, "a")})
+	if code, stdout, stderr := env.gate(t); code != 0 || !strings.Contains(read(t, env.output), "no-baseline") {
+		t.Fatalf("first push: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	n := 0
+	for p := range gh.Files("aiperf-baselines") {
+		if strings.HasPrefix(p, "baselines/tiny/") {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d runs on the baseline branch, want 2", n)
+	}
+	// The next push is 10× slower to first token: a regression, annotated.
+	slow := tinyConfig(t, t.TempDir(), "25ms")
+	b, _ := os.ReadFile(slow)
+	os.WriteFile(slow, bytes.ReplaceAll(b, []byte("store: folder"), []byte("store: branch")), 0o644)
+	env2 := newActionsEnv(t, t.TempDir(), gh, "push", push, map[string]string{"config": slow, "baseline-path": "baselines", "results-dir": filepath.Join(dir, "b")})
+	code, stdout, _ := env2.gate(t)
+	if code != ExitRegression || !strings.Contains(stdout, "::error::tiny: time_to_first_token p50 regressed") {
+		t.Fatalf("regression: exit %d\n%s", code, stdout)
+	}
+}
+
+func TestGateBadConfig(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "bad.yml")
+	os.WriteFile(p, []byte("server: simulator\nscenarios:\n  - name: a\n    concurency: 3\nrepeats: 0\nbogus: 1\n"), 0o644)
+	var out, errb bytes.Buffer
+	code := Gate(context.Background(), []string{"--config", p}, GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+	if code != ExitError || !strings.Contains(errb.String(), "bogus") {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	os.WriteFile(p, []byte("server: simulator\nscenarios:\n  - name: a\n    concurency: 3\n"), 0o644)
+	errb.Reset()
+	code = Gate(context.Background(), []string{"--config", p, "--results-dir", filepath.Join(dir, "r")}, GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+	if code != ExitError || !strings.Contains(errb.String(), `scenario "a": unknown flag: --concurency`) {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+}
+
+// The gate end to end with the repository's own config and the baselines
+// shipped in baselines/, as the README's self-test workflow runs it.
+func TestGateWithShippedBaselines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three 3-second profiles")
+	}
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	code := Gate(context.Background(), []string{"--config", "../../.github/aiperf.yml", "--baseline-path", "../../baselines", "--results-dir", dir},
+		GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+	if code == ExitError {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	rep := read(t, filepath.Join(dir, "report.md"))
+	if !strings.Contains(rep, "with the newest baseline runs in folder ../../baselines (3 run(s))") || strings.Contains(rep, "no baseline yet") {
+		t.Fatalf("report:\n%s", rep)
+	}
+	if !strings.Contains(out.String(), "the PR comment it would post") {
+		t.Error("outside Actions the gate prints the comment it would post")
+	}
+}
