@@ -290,3 +290,19 @@ func TestGateWithShippedBaselines(t *testing.T) {
 		t.Error("outside Actions the gate prints the comment it would post")
 	}
 }
+
+// The README shows the example workflows verbatim, and .ci/run lints the
+// files, so the README's examples pass actionlint.
+func TestReadmeHoldsExampleWorkflows(t *testing.T) {
+	t.Parallel()
+	readme := read(t, "../../README.md")
+	files, _ := filepath.Glob("../../examples/workflows/*.yml")
+	if len(files) < 3 {
+		t.Fatalf("%d example workflows", len(files))
+	}
+	for _, f := range files {
+		if !strings.Contains(readme, read(t, f)) {
+			t.Errorf("README does not hold %s verbatim", f)
+		}
+	}
+}
