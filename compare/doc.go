@@ -11,12 +11,15 @@
 //   - each run gives one estimate per gated statistic (a quantile, by
 //     Harrell–Davis or empirically, from its HdrHistogram; or a rate), on a
 //     log scale, so the effect is a ratio;
+//
 //   - the uncertainty of each run's estimate is measured by a moving-block
 //     bootstrap over its time windows (neighbouring windows are correlated,
 //     so whole blocks are resampled);
+//
 //   - the spread between runs comes from the K baseline runs, estimated
 //     robustly (MAD), or from a stated noise floor when K = 1, in which
 //     case every verdict is provisional;
+//
 //   - the two combine into an interval for log(candidate / baseline):
 //
 //     d = mean(log q_cand) − mean(log q_base)
@@ -28,6 +31,7 @@
 //     better than δ, INCONCLUSIVE otherwise. Failing is held to Holm's
 //     step-down correction across the gated statistics, so gating more
 //     metrics does not raise the false-alarm rate;
+//
 //   - every result states its minimum detectable effect: the regression
 //     this comparison would catch four times in five.
 //

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -304,5 +306,33 @@ func TestReadmeHoldsExampleWorkflows(t *testing.T) {
 		if !strings.Contains(readme, read(t, f)) {
 			t.Errorf("README does not hold %s verbatim", f)
 		}
+	}
+}
+
+// The gate brings up a server from a command, waits for it, profiles it,
+// and tears the whole process group down.
+func TestGateServerCommand(t *testing.T) {
+	usePlainWorkers(t) // builds the plain binary used as the "model server"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	dir := t.TempDir()
+	cfg := tinyConfig(t, dir, "1ms")
+	b, _ := os.ReadFile(cfg)
+	b = bytes.Replace(b, []byte("server:\n  simulator: true\n  ttft: 1ms\n  itl: 1ms\n"), []byte(fmt.Sprintf(
+		"server:\n  command: %s serve --port %d --ttft 1ms --itl 1ms\n  ready-url: http://127.0.0.1:%d/health\n  ready-timeout: 30s\n", plainBin, port, port)), 1)
+	os.WriteFile(cfg, b, 0o644)
+	var out, errb bytes.Buffer
+	code := Gate(context.Background(), []string{"--config", cfg, "--results-dir", filepath.Join(dir, "r")},
+		GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+	if code != 0 || !strings.Contains(out.String(), "simulator in exact mode") {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
+		c.Close()
+		t.Fatal("the server is still listening after the gate")
 	}
 }

@@ -37,9 +37,9 @@ type Options struct {
 	Exe      string // binary to run as workers; os.Executable() when empty
 	Version  string // tool version, checked against each worker's HELLO
 	Stderr   io.Writer
-	OnRecord func(*record.Record) // called from one goroutine, in arrival order
+	OnRecord func(*record.Record)          // called from one goroutine, in arrival order
 	OnStart  func(phase int, t0 time.Time) // each phase's common start instant
-	OnSpawn  func(id, pid int)    // each worker process as it starts
+	OnSpawn  func(id, pid int)             // each worker process as it starts
 }
 
 // Outcome describes how the workers did.

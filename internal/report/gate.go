@@ -33,8 +33,8 @@ func (s *GateScenario) Verdict() string {
 // GateMeta is what was run where.
 type GateMeta struct {
 	Model, Server, Runner, Commit, Event, Store string
-	Seed                                         uint64
-	Repeats                                      int
+	Seed                                        uint64
+	Repeats                                     int
 }
 
 // GateReport is the whole gate's outcome.
