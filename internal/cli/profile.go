@@ -27,6 +27,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/report"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
+	"github.com/aiperf-action/aiperf-action/internal/sysstat"
 	"github.com/aiperf-action/aiperf-action/internal/wire"
 )
 
@@ -173,6 +174,7 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 	}
 	stopProgress := progress(stdout, total, &done, &failed)
 	var t0 time.Time
+	cpu0, cpuErr := sysstat.ReadCPU()
 	out, runErr := controller.Run(ctx, controller.Options{
 		Exe:     os.Getenv(WorkerBinEnv),
 		Version: Version,
@@ -192,6 +194,7 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 		},
 	}, shards)
 	stopProgress()
+	cpu1, cpuErr1 := sysstat.ReadCPU()
 	if err := rw.Close(); err != nil {
 		fmt.Fprintf(stderr, "aiperf-action profile: write records.jsonl: %v\n", err)
 	}
@@ -212,6 +215,10 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 		Cancelled:   interrupted,
 		ToolHealth: result.ToolHealth{ScheduleLagMs: sum.Lag, Workers: len(shards), Warnings: []string{}, Integrity: []string{},
 			SlotWaits: sum.SlotWaits},
+	}
+	if cpuErr == nil && cpuErr1 == nil {
+		steal := sysstat.StealPct(cpu0, cpu1)
+		run.ToolHealth.CPUStealPct = &steal
 	}
 	if prof.Open {
 		run.ToolHealth.RequestedRate = prof.Rate
@@ -374,6 +381,7 @@ func loadOf(p *config.Profile, prof *schedule.Phase) result.Load {
 const (
 	lagWarnMs     = 1.0
 	rateWarnRatio = 0.98
+	stealWarnPct  = 5.0 // percent of CPU time taken by the hypervisor
 )
 
 // healthWarnings says where the tester itself may have been the limit.
@@ -381,6 +389,9 @@ func healthWarnings(th *result.ToolHealth) []string {
 	var w []string
 	if l := th.ScheduleLagMs; l != nil && l.P99 > lagWarnMs {
 		w = append(w, fmt.Sprintf("schedule lag p99 %.2f ms is above %.0f ms: requests left later than planned", l.P99, lagWarnMs))
+	}
+	if th.CPUStealPct != nil && *th.CPUStealPct > stealWarnPct {
+		w = append(w, fmt.Sprintf("the hypervisor stole %.1f%% of this machine's CPU time during the run: timings may be disturbed", *th.CPUStealPct))
 	}
 	if th.PlannedRate > 0 && th.AchievedRate < rateWarnRatio*th.PlannedRate {
 		w = append(w, fmt.Sprintf("achieved rate %.2f req/s is below %.0f%% of the planned %.2f req/s", th.AchievedRate, 100*rateWarnRatio, th.PlannedRate))

@@ -79,6 +79,7 @@ type ToolHealth struct {
 	PlannedRate   float64        `json:"planned_rate,omitempty"`   // the plan's own rate over what was sent
 	AchievedRate  float64        `json:"achieved_rate,omitempty"`  // the rate requests were actually sent at
 	SlotWaits     int            `json:"slot_waits"`               // due requests that waited for a concurrency slot
+	CPUStealPct   *float64       `json:"cpu_steal_pct,omitempty"`  // CPU time the hypervisor took from this machine during the run
 	Workers       int            `json:"workers"`
 	WorkerPIDs    map[int]int    `json:"worker_pids,omitempty"`
 	Records       map[int]uint64 `json:"records_by_worker"`

@@ -45,7 +45,7 @@ func (w *worker) runPhase(stop context.Context, c *client.Client, ph *wire.Phase
 		defer t1.Stop()
 		defer t2.Stop()
 	}
-	if !sleepUntil(r.sends, start) {
+	if !preciseSleepUntil(r.sends, start) {
 		return
 	}
 	if ph.Open {
@@ -75,9 +75,10 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 // spinWindow is how long before a due time the scheduler stops sleeping
 // and yields in a loop instead. Go's timers wake through epoll with
 // millisecond resolution when the process is idle, so a plain sleep lands
-// up to ~1 ms late; the last stretch is spun. Its cost is at most this much
+// up to ~1 ms late (and a little more on a busy machine); the last stretch
+// is spun. Its cost is at most this much
 // CPU per request, only on the open loop's single scheduler goroutine.
-const spinWindow = 1500 * time.Microsecond
+const spinWindow = 2 * time.Millisecond
 
 // preciseSleepUntil waits for t to within a few microseconds.
 func preciseSleepUntil(ctx context.Context, t time.Time) bool {
