@@ -57,7 +57,7 @@ func NewTransport(maxConns int) *http.Transport {
 // Do sends body and fills rec (whose Due and identity fields the caller
 // set). A positive cancelAfter cancels the request that long after it is
 // sent (--request-cancellation-delay).
-func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAfter time.Duration, rec *record.Record) {
+func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAfter time.Duration, maxTokens int, rec *record.Record) {
 	rec.Streaming = c.Streaming
 	var cancelReq context.CancelFunc
 	ctx, cancelReq = context.WithCancel(ctx)
@@ -106,15 +106,23 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 		return
 	}
 	if c.Streaming && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		c.readStream(ctx, resp.Body, rec)
+		c.readStream(ctx, resp.Body, rec, maxTokens)
 	} else {
 		c.readWhole(ctx, resp.Body, rec)
 	}
 }
 
-func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Record) {
+// readStream is the per-chunk hot path: the chunk is stamped when the read
+// that completed it returned (in the SSE reader), its text is found
+// without a JSON decode (endpoint.Scan), and tokens are counted on the fly,
+// so nothing is kept per chunk but its timestamp.
+func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Record, maxTokens int) {
 	rd := sse.NewReader(body, c.Clock)
-	var text []byte
+	if rec.Chunks == nil {
+		rec.Chunks = make([]int64, 0, max(maxTokens, 16)+1)
+	}
+	var words tokenizer.WordCounter
+	var buf [256]byte
 	for {
 		ev, err := rd.Next()
 		if err != nil {
@@ -128,28 +136,28 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Rec
 			c.fail(rec, kind, err.Error())
 			return
 		}
-		if string(ev.Data) == "[DONE]" {
+		if len(ev.Data) == 6 && string(ev.Data) == "[DONE]" {
 			break
 		}
-		ch, perr := c.Kind.ParseChunk(ev.Data)
+		text, full, perr := endpoint.Scan(ev.Data, buf[:0])
 		if perr != nil {
 			c.fail(rec, record.ErrMalformed, fmt.Sprintf("chunk %q: %v", snippet(ev.Data), perr))
 			return
 		}
-		if ch.ServerErr != "" {
-			c.fail(rec, record.ErrServer, snippet([]byte(ch.ServerErr)))
+		if full != nil && full.ServerErr != "" {
+			c.fail(rec, record.ErrServer, snippet([]byte(full.ServerErr)))
 			return
 		}
-		if ch.Content != "" {
+		if len(text) > 0 {
 			if rec.FirstToken == 0 {
 				rec.FirstToken = ev.At
 			}
 			rec.Chunks = append(rec.Chunks, ev.At)
-			text = append(text, ch.Content...)
+			words.Write(text)
 		}
 	}
 	rec.End = c.Clock()
-	rec.OSL = tokenizer.CountBytes(text)
+	rec.OSL = words.N
 	if rec.OSL == 0 {
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "stream ended with no content"
 	}

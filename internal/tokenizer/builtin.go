@@ -79,3 +79,24 @@ func CountBytes(b []byte) int {
 
 // Join writes words as one space-separated string.
 func Join(words []string) string { return strings.Join(words, " ") }
+
+// WordCounter counts builtin tokens in text that arrives in pieces: a word
+// split across two pieces counts once.
+type WordCounter struct {
+	N      int
+	inWord bool
+}
+
+// Write counts the words in p, continuing the previous piece's word.
+func (w *WordCounter) Write(p []byte) {
+	for _, c := range p {
+		if c == ' ' || c == '\n' || c == '\t' || c == '\r' {
+			w.inWord = false
+			continue
+		}
+		if !w.inWord {
+			w.N++
+			w.inWord = true
+		}
+	}
+}

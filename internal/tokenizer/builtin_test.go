@@ -38,3 +38,14 @@ func TestVocabDistinct(t *testing.T) {
 		seen[w] = true
 	}
 }
+
+func TestWordCounterAcrossPieces(t *testing.T) {
+	t.Parallel()
+	var w WordCounter
+	for _, p := range []string{" hel", "lo wor", "ld", " ", "again"} {
+		w.Write([]byte(p))
+	}
+	if w.N != 3 {
+		t.Fatalf("counted %d, want 3", w.N)
+	}
+}

@@ -208,7 +208,7 @@ func (r *phaseRun) clock() int64 { return int64(time.Since(r.start)) }
 func (r *phaseRun) do(e schedule.Entry, due int64, waited bool) {
 	rec := record.Record{Worker: r.w.opt.ID, Index: e.Index, SessionID: e.SessionID, ISL: e.ISL,
 		Due: due, SlotWait: waited, Warmup: r.ph.Warmup()}
-	r.c.Do(r.reqs, e.Body, e.SessionID, time.Duration(e.CancelAfterNs), &rec)
+	r.c.Do(r.reqs, e.Body, e.SessionID, time.Duration(e.CancelAfterNs), e.MaxTokens, &rec)
 	if rec.ErrKind == record.ErrCancelled {
 		switch {
 		case r.stop.Err() != nil:

@@ -1,0 +1,83 @@
+package endpoint
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Scan is the hot path's chunk reader: it finds a streamed OpenAI chunk's
+// generated text without decoding the JSON. The keys "content",
+// "reasoning_content" and "text" are matched only where a key can stand
+// (an unescaped quote, the name, a quote and a colon: inside a JSON string
+// every quote is escaped), and their string values are returned as raw
+// bytes, unescaped only when they hold a backslash. A chunk that carries a
+// usage object or an error falls back to the full decoder, since a metric
+// needs those. The returned slice may alias data.
+func Scan(data []byte, buf []byte) (content []byte, full *Chunk, err error) {
+	if bytes.Contains(data, []byte(`"usage":{`)) || bytes.Contains(data, []byte(`"error":`)) {
+		c, err := parseOpenAI(data)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []byte(c.Content), &c, nil
+	}
+	if !json.Valid(data) {
+		_, err := parseOpenAI(data)
+		return nil, nil, err
+	}
+	out := buf[:0]
+	aliased := false
+	for _, key := range [][]byte{[]byte(`"reasoning_content":`), []byte(`"content":`), []byte(`"text":`)} {
+		rest := data
+		for {
+			i := bytes.Index(rest, key)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(key):]
+			for len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
+				rest = rest[1:]
+			}
+			if len(rest) == 0 || rest[0] != '"' {
+				continue // null, or not a string
+			}
+			end, escaped := stringEnd(rest)
+			if end < 0 {
+				break
+			}
+			if aliased { // a second value: stop aliasing data before appending
+				out = append(buf[:0], out...)
+				aliased = false
+			}
+			switch {
+			case escaped:
+				var s string
+				if err := json.Unmarshal(rest[:end+1], &s); err != nil {
+					return nil, nil, err
+				}
+				out = append(out, s...)
+			case len(out) == 0:
+				// The common case: one unescaped value, returned without a copy.
+				out, aliased = rest[1:end], true
+			default:
+				out = append(out, rest[1:end]...)
+			}
+			rest = rest[end+1:]
+		}
+	}
+	return out, nil, nil
+}
+
+// stringEnd finds the closing quote of the JSON string starting at s[0].
+func stringEnd(s []byte) (end int, escaped bool) {
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			escaped = true
+			i++
+		case '"':
+			return i, escaped
+		}
+	}
+	return -1, escaped
+}

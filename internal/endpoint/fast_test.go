@@ -1,0 +1,72 @@
+package endpoint
+
+import (
+	"strings"
+	"testing"
+)
+
+// Scan agrees with the full decoder on every chunk shape, and falls back to
+// it for usage and errors.
+func TestScanMatchesDecoder(t *testing.T) {
+	t.Parallel()
+	chunks := []string{
+		`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
+		`{"choices":[{"index":0,"delta":{"content":" hello"},"logprobs":null,"finish_reason":null}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"say \"hi\"\n\u00e9"}}]}`,
+		`{"choices":[{"index":0,"delta":{"reasoning_content":"think","content":" more"}}]}`,
+		`{"choices":[{"index":0,"delta":{"content": null}}]}`,
+		`{"choices":[{"index":0,"text":" yo","logprobs":null,"finish_reason":null}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"the key \"content\":\"x\" in text"}}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}`,
+		`{"error":{"message":"boom"}}`,
+	}
+	for _, c := range chunks {
+		want, err := parseOpenAI([]byte(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := []byte(c)
+		got, full, err := Scan(data, make([]byte, 0, 64))
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		if string(got) != want.Content {
+			t.Errorf("%s: content %q, decoder %q", c, got, want.Content)
+		}
+		if (full != nil) != (want.Usage != nil || want.ServerErr != "") {
+			t.Errorf("%s: fallback %v", c, full != nil)
+		}
+		if string(data) != c {
+			t.Errorf("Scan modified its input: %s", data)
+		}
+	}
+	for _, bad := range []string{`{"choices":[`, `{"choices":[{"delta":{"content":"unterminated}}]}`} {
+		if _, _, err := Scan([]byte(bad), nil); err == nil {
+			t.Errorf("malformed %q accepted", bad)
+		}
+	}
+}
+
+func BenchmarkScanChunk(b *testing.B) {
+	data := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" word"},"logprobs":null,"finish_reason":null}]}`)
+	buf := make([]byte, 0, 256)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		c, _, _ := Scan(data, buf)
+		if len(c) != 5 {
+			b.Fatal(string(c))
+		}
+	}
+}
+
+func BenchmarkDecodeChunk(b *testing.B) {
+	data := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" word"},"logprobs":null,"finish_reason":null}]}`)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		c, _ := parseOpenAI(data)
+		if !strings.HasSuffix(c.Content, "word") {
+			b.Fatal(c.Content)
+		}
+	}
+}
