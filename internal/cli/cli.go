@@ -39,6 +39,7 @@ func commands() []command {
 		{"profile", "run one load profile against a server and write its artifacts", runProfile},
 		{"compare", "compare candidate runs with baseline runs; exit 0 pass, 1 regression, 2 error", runCompare},
 		{"gate", "the CI gate: run the config's scenarios, compare with baselines, report, comment, refresh", runGate},
+		{"calibrate", "measure the tester against the simulator's truth: up to what load can this runner be trusted", runCalibrate},
 		{"serve", "run the built-in OpenAI-compatible simulator (exact mode)", runServe},
 		{"demo", "start the simulator in process and profile it (no GPU, no network)", runDemo},
 		{"worker", "internal: one load-generating worker process, started by profile", runWorker},

@@ -18,7 +18,7 @@ import (
 // TestMain lets this test binary serve as the worker process: the
 // controller re-executes its own binary with `worker ...` arguments.
 func TestMain(m *testing.M) {
-	if os.Getenv(controller.RoleEnv) == "worker" {
+	if os.Getenv(controller.RoleEnv) != "" { // a worker, or a `serve` that calibrate started
 		os.Exit(Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
 	code := m.Run()

@@ -53,7 +53,7 @@ func profileFlags(fs *pflag.FlagSet, p *config.Profile) {
 	fs.Float64Var(&p.RequestTimeoutSeconds, "request-timeout-seconds", p.RequestTimeoutSeconds, "per-request timeout")
 	fs.StringVar(&p.ArtifactDir, "artifact-dir", p.ArtifactDir, "folder for run.json and the other artifacts (default artifacts/<model>-<type>-c<concurrency>)")
 	fs.StringVar(&p.Goodput, "goodput", p.Goodput, "SLOs \"metric:value ...\" (ms, or tokens/sec/user)")
-	fs.IntVar(&p.Workers, "workers", p.Workers, "worker processes (default: one per 128 concurrent streams, at most one per CPU)")
+	fs.IntVar(&p.Workers, "workers", p.Workers, "worker processes (default: one per 512 concurrent streams, at most one per CPU but one)")
 	fs.Float64Var(&p.MaxErrorRate, "max-error-rate", p.MaxErrorRate, "percent of failed requests above which the run fails (exit 2)")
 	fs.Float64Var(&p.SliceDuration, "slice-duration", p.SliceDuration, "seconds per metrics window in run.json")
 
@@ -78,16 +78,19 @@ func profileFlags(fs *pflag.FlagSet, p *config.Profile) {
 	fs.IntVar(&p.NumDatasetEntries, "num-dataset-entries", p.NumDatasetEntries, "prompts cycled by a --benchmark-duration closed loop")
 }
 
-// DefaultWorkers picks the worker count: one per 128 concurrent streams (or,
-// for an open loop without a ceiling, per 128 requests/s), at most one per
-// CPU, at least one.
+// DefaultWorkers picks the worker count: one per 512 concurrent streams
+// (or, for an open loop without a ceiling, per 512 requests/s), at least
+// one, and at most one per CPU but one, leaving a core for everything else.
+// Measured with calibrate on a 2-core machine shared with the simulator,
+// one worker process beat two at 512 and at 2048 streams: extra processes
+// only add contention when the cores are already full.
 func DefaultWorkers(p *config.Profile) int {
 	streams := p.Ceiling()
 	if streams == 0 {
 		streams = int(p.RequestRate)
 	}
-	w := (streams + 127) / 128
-	return max(1, min(w, runtime.NumCPU()))
+	w := (streams + 511) / 512
+	return max(1, min(w, runtime.NumCPU()-1))
 }
 
 func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -225,8 +228,17 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 		run.ToolHealth.PlannedRate = sum.PlannedRate()
 		run.ToolHealth.AchievedRate = sum.AchievedRate()
 	}
-	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, healthWarnings(&run.ToolHealth)...)
+	if out != nil { // CPU is known only once the workers exited
+		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, healthWarnings(&run.ToolHealth)...)
+	}
 	if out != nil {
+		for _, id := range controller.SortedIDs(out.Received) {
+			cpu, wall := out.WorkerCPU[id], out.WorkerWall[id]
+			if wall > 0 {
+				run.ToolHealth.ClientCPU = append(run.ToolHealth.ClientCPU, result.WorkerCPU{Worker: id, CPUSeconds: cpu, WallSeconds: wall, Util: cpu / wall})
+			}
+			run.ToolHealth.GCPauseMs += float64(out.WorkerGCPause[id]) / 1e6
+		}
 		run.ToolHealth.WorkerPIDs = out.WorkerPID
 		run.ToolHealth.Records = out.Received
 		run.ToolHealth.Integrity = append(run.ToolHealth.Integrity, out.Problems...)
@@ -382,6 +394,7 @@ const (
 	lagWarnMs     = 1.0
 	rateWarnRatio = 0.98
 	stealWarnPct  = 5.0 // percent of CPU time taken by the hypervisor
+	cpuWarnUtil   = 0.8 // share of a core above which a worker may be the limit
 )
 
 // healthWarnings says where the tester itself may have been the limit.
@@ -389,6 +402,11 @@ func healthWarnings(th *result.ToolHealth) []string {
 	var w []string
 	if l := th.ScheduleLagMs; l != nil && l.P99 > lagWarnMs {
 		w = append(w, fmt.Sprintf("schedule lag p99 %.2f ms is above %.0f ms: requests left later than planned", l.P99, lagWarnMs))
+	}
+	for _, c := range th.ClientCPU {
+		if c.Util > cpuWarnUtil {
+			w = append(w, fmt.Sprintf("worker %d used %.0f%% of a core: the tester may have been the limit (try more --workers, or check with calibrate)", c.Worker, 100*c.Util))
+		}
 	}
 	if th.CPUStealPct != nil && *th.CPUStealPct > stealWarnPct {
 		w = append(w, fmt.Sprintf("the hypervisor stole %.1f%% of this machine's CPU time during the run: timings may be disturbed", *th.CPUStealPct))

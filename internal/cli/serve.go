@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -29,6 +31,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	simFlags(fs, &cfg)
 	host := fs.String("host", "127.0.0.1", "address to listen on")
 	port := fs.Int("port", 8000, "port to listen on (0 picks a free one)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the server to this file")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -47,6 +50,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stdout, "aiperf-action serve: simulator in exact mode (TTFT %s, ITL %s) on http://%s\n", cfg.TTFT, cfg.ITL, ln.Addr())
 	fmt.Fprintln(stdout, "server-side truth per request: GET /sim/truth")
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintf(stderr, "aiperf-action serve: --cpuprofile: %v\n", err)
+			return ExitError
+		}
+		pprof.StartCPUProfile(f)
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	if err := serveUntil(ctx, ln, sim.New(cfg)); err != nil {
 		fmt.Fprintf(stderr, "aiperf-action serve: %v\n", err)
 		return ExitError

@@ -52,6 +52,11 @@ type Outcome struct {
 	Problems  []string       // integrity problems, by worker
 	Unsent    int            // planned requests never sent (after STOP)
 	WorkerPID map[int]int
+	// Per worker process, from the OS once it exited: CPU seconds (user +
+	// system), wall seconds from spawn to exit, and total GC pause.
+	WorkerCPU     map[int]float64
+	WorkerWall    map[int]float64
+	WorkerGCPause map[int]time.Duration
 }
 
 type peer struct {
@@ -70,14 +75,18 @@ type peer struct {
 	lastSeen time.Time
 	doneAt   time.Time // when DONE arrived
 	lastRecs time.Time // when the latest batch arrived
+	spawned  time.Time
+	gcPause  time.Duration
 	exited   bool
 	exitErr  error
 	finished bool // DONE matched by records, or given up on
 }
 
 type exitEvent struct {
-	id  int
-	err error
+	id    int
+	err   error
+	state *os.ProcessState
+	at    time.Time
 }
 
 // Run spawns len(shards) workers and runs them to completion.
@@ -110,7 +119,8 @@ func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, 
 	ctrlAddr := "tcp://" + router.Addr().String()
 	recAddr := "tcp://" + pull.Addr().String()
 
-	out := &Outcome{Workers: len(shards), Received: map[int]uint64{}, Expected: map[int]int{}, WorkerPID: map[int]int{}}
+	out := &Outcome{Workers: len(shards), Received: map[int]uint64{}, Expected: map[int]int{}, WorkerPID: map[int]int{},
+		WorkerCPU: map[int]float64{}, WorkerWall: map[int]float64{}, WorkerGCPause: map[int]time.Duration{}}
 	ctrlCh := make(chan wire.Control, 256)
 	batchCh := make(chan []byte, 8192)
 	var readers sync.WaitGroup
@@ -138,7 +148,7 @@ func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, 
 			killAll(peers)
 			return out, fmt.Errorf("start worker %d: %w", i, err)
 		}
-		p := &peer{id: i, cmd: cmd, pid: cmd.Process.Pid, lastSeen: time.Now(), nextSeq: 1}
+		p := &peer{id: i, cmd: cmd, pid: cmd.Process.Pid, lastSeen: time.Now(), nextSeq: 1, spawned: time.Now()}
 		peers[i] = p
 		out.WorkerPID[i] = p.pid
 		if opt.OnSpawn != nil {
@@ -147,7 +157,7 @@ func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, 
 		go func() {
 			err := cmd.Wait() // returns after the output copiers finish
 			logs.flush()
-			exits <- exitEvent{i, err}
+			exits <- exitEvent{i, err, cmd.ProcessState, time.Now()}
 		}()
 	}
 	defer killAll(peers)
@@ -275,6 +285,7 @@ func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 				p.phase = max(p.phase, m.Phase+1)
 			case wire.Done:
 				p.done, p.doneRecs, p.doneSeq = true, m.Records, m.LastSeq
+				p.gcPause = time.Duration(m.GCPause)
 				p.doneAt = time.Now()
 			}
 		case b := <-r.batchCh:
@@ -282,6 +293,7 @@ func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 		case ev := <-r.exits:
 			p := r.peers[ev.id]
 			p.exited, p.exitErr = true, ev.err
+			r.usage(ev)
 			if !p.done {
 				reason := fmt.Sprintf("worker %d (pid %d) exited before finishing: %v; %d records received",
 					p.id, p.pid, exitText(ev.err), p.received)
@@ -433,6 +445,7 @@ func (r *run) reap() {
 		select {
 		case ev := <-r.exits:
 			r.peers[ev.id].exited = true
+			r.usage(ev)
 		case <-deadline:
 			killAll(r.peers)
 			return
@@ -445,6 +458,16 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// usage records what the OS says a worker used.
+func (r *run) usage(ev exitEvent) {
+	p := r.peers[ev.id]
+	if ev.state != nil {
+		r.out.WorkerCPU[ev.id] = (ev.state.UserTime() + ev.state.SystemTime()).Seconds()
+		r.out.WorkerWall[ev.id] = ev.at.Sub(p.spawned).Seconds()
+	}
+	r.out.WorkerGCPause[ev.id] = p.gcPause
 }
 
 func killAll(peers []*peer) {

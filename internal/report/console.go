@@ -72,6 +72,16 @@ func Console(w io.Writer, r *result.Run, errMsgs map[string]string) {
 	if th.RequestedRate > 0 || th.PlannedRate > 0 {
 		fmt.Fprintf(w, "  rate: requested %.2f, planned %.2f, achieved %.2f requests/s\n", th.RequestedRate, th.PlannedRate, th.AchievedRate)
 	}
+	if len(th.ClientCPU) > 0 {
+		var parts []string
+		for _, c := range th.ClientCPU {
+			parts = append(parts, fmt.Sprintf("w%d %.0f%%", c.Worker, 100*c.Util))
+		}
+		fmt.Fprintf(w, "  client CPU per worker (share of a core): %s; GC pause %.2f ms total\n", strings.Join(parts, ", "), th.GCPauseMs)
+	}
+	if th.CPUStealPct != nil {
+		fmt.Fprintf(w, "  CPU steal during the run: %.1f%%\n", *th.CPUStealPct)
+	}
 	if th.SlotWaits > 0 {
 		fmt.Fprintf(w, "  %d requests were due but waited for a concurrency slot (see *_from_due metrics)\n", th.SlotWaits)
 	}

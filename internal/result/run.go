@@ -80,11 +80,22 @@ type ToolHealth struct {
 	AchievedRate  float64        `json:"achieved_rate,omitempty"`  // the rate requests were actually sent at
 	SlotWaits     int            `json:"slot_waits"`               // due requests that waited for a concurrency slot
 	CPUStealPct   *float64       `json:"cpu_steal_pct,omitempty"`  // CPU time the hypervisor took from this machine during the run
+	ClientCPU     []WorkerCPU    `json:"client_cpu,omitempty"`     // per worker process, from the OS
+	GCPauseMs     float64        `json:"gc_pause_ms"`              // total GC pause across workers
 	Workers       int            `json:"workers"`
 	WorkerPIDs    map[int]int    `json:"worker_pids,omitempty"`
 	Records       map[int]uint64 `json:"records_by_worker"`
 	Integrity     []string       `json:"integrity_problems"`
 	Warnings      []string       `json:"warnings"`
+}
+
+// WorkerCPU is one worker process's CPU use: user + system seconds over its
+// life, and that as a share of one core (Util 1 = one core busy throughout).
+type WorkerCPU struct {
+	Worker      int     `json:"worker"`
+	CPUSeconds  float64 `json:"cpu_s"`
+	WallSeconds float64 `json:"wall_s"`
+	Util        float64 `json:"util"`
 }
 
 // WriteFileAtomic writes data to path through a temp file in the same folder

@@ -63,6 +63,7 @@ type Control struct {
 	Phase   int        `json:"phase,omitempty"`
 	T0      int64      `json:"t0,omitempty"` // the phase's common start instant, unix ns
 	Records uint64     `json:"records,omitempty"`
+	GCPause int64      `json:"gc_pause_ns,omitempty"` // the worker's total GC pause, at DONE
 	LastSeq uint64     `json:"last_seq,omitempty"`
 	Error   string     `json:"error,omitempty"`
 }

@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -157,7 +158,9 @@ func Run(ctx context.Context, opt Options) error {
 	stopSender()
 	<-senderDone
 	w.flush()
-	w.send(wire.Control{Type: wire.Done, Records: w.shipped, LastSeq: w.seq})
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	w.send(wire.Control{Type: wire.Done, Records: w.shipped, LastSeq: w.seq, GCPause: int64(ms.PauseTotalNs)})
 	_, err = w.await(wire.Bye, wire.DrainLimit)
 	return err
 }

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// calibrate end to end on small steps: it starts its own simulator, steps
+// concurrency, joins every request with the server's truth, and names the
+// highest step within the bounds.
+func TestCalibrate(t *testing.T) {
+	usePlainWorkers(t) // workers and the simulator from a plain build
+	out := filepath.Join(t.TempDir(), "cal.json")
+	res := runCLI(t, 2*time.Minute, "calibrate", "--steps", "1,4", "--max-concurrency", "4", "--duration", "1.5",
+		"--ttft", "10ms", "--itl", "5ms", "--osl", "16", "--output", out)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	var cal Calibration
+	b, err := os.ReadFile(out)
+	if err != nil || json.Unmarshal(b, &cal) != nil {
+		t.Fatalf("--output: %v", err)
+	}
+	if len(cal.Steps) != 2 || cal.Steps[0].Concurrency != 1 || cal.Steps[1].Concurrency != 4 {
+		t.Fatalf("steps %+v", cal.Steps)
+	}
+	for _, s := range cal.Steps {
+		if s.Requests == 0 || s.ChunksPerSec <= 0 || math.IsNaN(s.TTFTP50ErrMs) || len(s.ClientCPU) != s.Workers {
+			t.Errorf("step %+v", s)
+		}
+		// Ideal: 4 streams of 10 + 15·5 = 85 ms requests.
+		if want := float64(s.Concurrency) / 0.085; math.Abs(s.IdealRate-want) > 1e-6 {
+			t.Errorf("ideal rate %v, want %v", s.IdealRate, want)
+		}
+		if s.RatePct < 50 || s.RatePct > 105 {
+			t.Errorf("achieved %.1f%% of the ideal rate at c=%d", s.RatePct, s.Concurrency)
+		}
+	}
+	if !strings.Contains(res.stdout, "TTFT p50 err") || !strings.Contains(res.stdout, "bounds:") {
+		t.Errorf("table:\n%s", res.stdout)
+	}
+	if res := runCLI(t, time.Minute, "calibrate", "--steps", "8,4"); res.code != ExitError || !strings.Contains(res.stderr, "must increase") {
+		t.Errorf("bad --steps: exit %d %s", res.code, res.stderr)
+	}
+}
