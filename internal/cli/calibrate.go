@@ -370,7 +370,20 @@ func calibrateStep(ctx context.Context, f *calibrateFlags, url string, c int, di
 	return st, nil
 }
 
+// readRecordsFile reads the profiling records of a records.jsonl.
 func readRecordsFile(path string) ([]record.Record, error) {
+	all, err := readAllRecords(path)
+	var out []record.Record
+	for _, r := range all {
+		if !r.Warmup {
+			out = append(out, r)
+		}
+	}
+	return out, err
+}
+
+// readAllRecords reads every record of a records.jsonl, warmup included.
+func readAllRecords(path string) ([]record.Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -384,9 +397,7 @@ func readRecordsFile(path string) ([]record.Record, error) {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		if !r.Warmup {
-			out = append(out, r)
-		}
+		out = append(out, r)
 	}
 	return out, sc.Err()
 }

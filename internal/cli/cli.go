@@ -81,6 +81,18 @@ func usage(w io.Writer) {
 // parseFlags parses args into fs, reporting errors the same way everywhere.
 // It returns ok=false with the exit code to use when parsing stopped.
 func parseFlags(fs *pflag.FlagSet, args []string, stderr io.Writer) (int, bool) {
+	if code, ok := parseFlagsArgs(fs, args, stderr); !ok {
+		return code, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "aiperf-action %s: unexpected argument %q\n", fs.Name(), strings.Join(fs.Args(), " "))
+		return ExitError, false
+	}
+	return 0, true
+}
+
+// parseFlagsArgs is parseFlags that allows positional arguments.
+func parseFlagsArgs(fs *pflag.FlagSet, args []string, stderr io.Writer) (int, bool) {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -88,10 +100,6 @@ func parseFlags(fs *pflag.FlagSet, args []string, stderr io.Writer) (int, bool) 
 			return ExitOK, false
 		}
 		fmt.Fprintf(stderr, "aiperf-action %s: %v\nRun 'aiperf-action %s --help' for the flags.\n", fs.Name(), err, fs.Name())
-		return ExitError, false
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "aiperf-action %s: unexpected argument %q\n", fs.Name(), strings.Join(fs.Args(), " "))
 		return ExitError, false
 	}
 	return 0, true

@@ -83,20 +83,6 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return ExitOK
 }
 
-// parseFlagsArgs is parseFlags that allows positional arguments.
-func parseFlagsArgs(fs *pflag.FlagSet, args []string, stderr io.Writer) (int, bool) {
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stderr, "Usage of aiperf-action %s:\n%s", fs.Name(), fs.FlagUsages())
-			return ExitOK, false
-		}
-		fmt.Fprintf(stderr, "aiperf-action %s: %v\nRun 'aiperf-action %s --help' for the flags.\n", fs.Name(), err, fs.Name())
-		return ExitError, false
-	}
-	return 0, true
-}
-
 // ParsePercent reads "5%", "5" (percent) or "0.05" (a fraction below 1).
 func ParsePercent(flag, s string) (float64, error) {
 	t := strings.TrimSpace(s)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -69,22 +68,11 @@ func runCLI(t *testing.T, limit time.Duration, args ...string) cliResult {
 
 func readRecords(t *testing.T, dir string) []record.Record {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, result.RecordsFile))
+	recs, err := readAllRecords(filepath.Join(dir, result.RecordsFile))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("records.jsonl: %v", err)
 	}
-	defer f.Close()
-	var out []record.Record
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		var r record.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("records.jsonl: %v", err)
-		}
-		out = append(out, r)
-	}
-	return out
+	return recs
 }
 
 // The end-to-end check: 2 worker processes, concurrency 8, 64

@@ -8,10 +8,7 @@
 // where real token counts matter.
 package tokenizer
 
-import (
-	"strings"
-	"unicode"
-)
+import "strings"
 
 // VocabSize is the number of distinct words in the builtin vocabulary.
 const VocabSize = 4096
@@ -46,35 +43,13 @@ func Word(i int) string {
 }
 
 // Count returns the number of builtin tokens in s: its whitespace-separated words.
-func Count(s string) int {
-	n, in := 0, false
-	for _, r := range s {
-		if unicode.IsSpace(r) {
-			in = false
-			continue
-		}
-		if !in {
-			n++
-			in = true
-		}
-	}
-	return n
-}
+func Count(s string) int { return CountBytes([]byte(s)) }
 
-// CountBytes is Count for a byte slice, without converting it to a string.
+// CountBytes is Count for a byte slice.
 func CountBytes(b []byte) int {
-	n, in := 0, false
-	for _, c := range b {
-		if c == ' ' || c == '\n' || c == '\t' || c == '\r' {
-			in = false
-			continue
-		}
-		if !in {
-			n++
-			in = true
-		}
-	}
-	return n
+	var w WordCounter
+	w.Write(b)
+	return w.N
 }
 
 // Join writes words as one space-separated string.

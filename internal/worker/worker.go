@@ -167,6 +167,11 @@ func Run(ctx context.Context, opt Options) error {
 
 // awaitOrStop waits for typ like await, but returns nil when STOP comes first.
 func (w *worker) awaitOrStop(typ string, limit time.Duration) (*wire.Control, error) {
+	return w.awaitMsg(typ, limit, w.stop)
+}
+
+// awaitMsg waits for typ until limit, or returns nil when stop closes.
+func (w *worker) awaitMsg(typ string, limit time.Duration, stop <-chan struct{}) (*wire.Control, error) {
 	t := time.NewTimer(limit)
 	defer t.Stop()
 	for {
@@ -175,7 +180,7 @@ func (w *worker) awaitOrStop(typ string, limit time.Duration) (*wire.Control, er
 			if m.Type == typ {
 				return &m, nil
 			}
-		case <-w.stop:
+		case <-stop:
 			return nil, nil
 		case <-t.C:
 			return nil, fmt.Errorf("worker %d: no %s from the controller within %s", w.opt.ID, typ, limit)
@@ -276,20 +281,13 @@ func (w *worker) readControl() {
 	}
 }
 
-// await waits for one message type, bounded by limit.
+// await waits for one message type, bounded by limit; STOP doesn't end it.
 func (w *worker) await(typ string, limit time.Duration) (wire.Control, error) {
-	t := time.NewTimer(limit)
-	defer t.Stop()
-	for {
-		select {
-		case m := <-w.inbox:
-			if m.Type == typ {
-				return m, nil
-			}
-		case <-t.C:
-			return wire.Control{}, fmt.Errorf("worker %d: no %s from the controller within %s", w.opt.ID, typ, limit)
-		}
+	m, err := w.awaitMsg(typ, limit, nil)
+	if err != nil {
+		return wire.Control{}, err
 	}
+	return *m, nil
 }
 
 // heartbeat tells the controller this worker is alive and exits the process
