@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -27,6 +28,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/report"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
+	"github.com/aiperf-action/aiperf-action/internal/servermetrics"
 	"github.com/aiperf-action/aiperf-action/internal/sysstat"
 	"github.com/aiperf-action/aiperf-action/internal/wire"
 )
@@ -76,6 +78,9 @@ func profileFlags(fs *pflag.FlagSet, p *config.Profile) {
 	fs.IntVar(&p.FixedScheduleStartOffset, "fixed-schedule-start-offset", p.FixedScheduleStartOffset, "ms: skip requests timestamped before this")
 	fs.IntVar(&p.FixedScheduleEndOffset, "fixed-schedule-end-offset", p.FixedScheduleEndOffset, "ms: skip requests timestamped after this")
 	fs.IntVar(&p.NumDatasetEntries, "num-dataset-entries", p.NumDatasetEntries, "prompts cycled by a --benchmark-duration closed loop")
+	fs.BoolVar(&p.UseServerTokenCount, "use-server-token-count", p.UseServerTokenCount, "take ISL/OSL from the server's usage (adds stream_options.include_usage to streams)")
+	fs.StringArrayVar(&p.ServerMetrics, "server-metrics", p.ServerMetrics, "Prometheus /metrics URL to scrape during the run (repeatable; default <url>/metrics when it answers)")
+	fs.BoolVar(&p.NoServerMetrics, "no-server-metrics", p.NoServerMetrics, "don't scrape the server's /metrics")
 }
 
 // DefaultWorkers picks the worker count: one per 512 concurrent streams
@@ -164,6 +169,8 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 	}
 	agg := metrics.NewAggregator(time.Duration(p.SliceDuration*float64(time.Second)), slos)
 	agg.FromDue = prof.Open
+	agg.ServerCounts = p.UseServerTokenCount
+	stopScrape := scrapeServerMetrics(ctx, p, target)
 	rw, err := result.NewRecordWriter(dir)
 	if err != nil {
 		return fail("write records.jsonl: %v", err)
@@ -198,6 +205,7 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 	}, shards)
 	stopProgress()
 	cpu1, cpuErr1 := sysstat.ReadCPU()
+	serverMetrics, scrapeWarnings := stopScrape()
 	if err := rw.Close(); err != nil {
 		fmt.Fprintf(stderr, "aiperf-action profile: write records.jsonl: %v\n", err)
 	}
@@ -217,8 +225,11 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 		Metrics:     sum.Metrics,
 		Cancelled:   interrupted,
 		ToolHealth: result.ToolHealth{ScheduleLagMs: sum.Lag, Workers: len(shards), Warnings: []string{}, Integrity: []string{},
-			SlotWaits: sum.SlotWaits},
+			SlotWaits: sum.SlotWaits, ConnRetries: sum.ConnRetries},
+		ServerMetrics: serverMetrics,
 	}
+	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, sum.TokenWarnings...)
+	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, scrapeWarnings...)
 	if cpuErr == nil && cpuErr1 == nil {
 		steal := sysstat.StealPct(cpu0, cpu1)
 		run.ToolHealth.CPUStealPct = &steal
@@ -304,6 +315,66 @@ func writeArtifacts(dir string, run *result.Run, sum *metrics.Summary, startEnd 
 		return err
 	}
 	return result.WriteFileAtomic(filepath.Join(dir, result.ExportCSV), c)
+}
+
+// scrapeServerMetrics starts scraping the server's /metrics endpoints (the
+// --server-metrics URLs, or <url>/metrics when it answers) and returns a
+// function that stops and summarises them.
+func scrapeServerMetrics(ctx context.Context, p *config.Profile, target string) func() (map[string]result.ServerMetrics, []string) {
+	none := func() (map[string]result.ServerMetrics, []string) { return nil, nil }
+	if p.NoServerMetrics {
+		return none
+	}
+	urls, explicit := p.ServerMetrics, true
+	if len(urls) == 0 {
+		u, err := url.Parse(target)
+		if err != nil {
+			return none
+		}
+		urls, explicit = []string{u.Scheme + "://" + u.Host + "/metrics"}, false
+	}
+	hc := &http.Client{Timeout: 3 * time.Second}
+	var warnings, live []string
+	for _, u := range urls {
+		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		_, err := servermetrics.Fetch(pctx, hc, u)
+		cancel()
+		if err != nil {
+			if explicit {
+				warnings = append(warnings, fmt.Sprintf("--server-metrics %s: %v; not scraped", u, err))
+			}
+			continue
+		}
+		live = append(live, u)
+	}
+	if len(live) == 0 {
+		return func() (map[string]result.ServerMetrics, []string) { return nil, warnings }
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	type res struct {
+		url      string
+		samples  []*servermetrics.Sample
+		failures int
+	}
+	results := make(chan res, len(live))
+	for _, u := range live {
+		go func() {
+			s, f := servermetrics.Scrape(sctx, hc, u, time.Second, 4096)
+			results <- res{u, s, f}
+		}()
+	}
+	return func() (map[string]result.ServerMetrics, []string) {
+		cancel()
+		out := map[string]result.ServerMetrics{}
+		for range live {
+			r := <-results
+			out[r.url] = result.ServerMetrics{Scrapes: len(r.samples), Failures: r.failures, Metrics: servermetrics.Summarize(r.samples)}
+			if r.failures > 0 {
+				warnings = append(warnings, fmt.Sprintf("server metrics %s: %d of %d scrapes failed", r.url, r.failures, r.failures+len(r.samples)))
+			}
+		}
+		return out, warnings
+	}
 }
 
 // makeShards splits every phase across workers, the way k6 splits

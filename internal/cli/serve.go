@@ -23,6 +23,7 @@ func simFlags(fs *pflag.FlagSet, cfg *sim.Config) {
 	fs.DurationVar(&cfg.ITL, "itl", cfg.ITL, "time between tokens")
 	fs.IntVar(&cfg.MinLen, "min-output", cfg.MinLen, "shortest natural output (without max_tokens + ignore_eos)")
 	fs.IntVar(&cfg.MaxLen, "max-output", cfg.MaxLen, "longest natural output")
+	fs.BoolVar(&cfg.CloseAfterStream, "close-after-stream", false, "quirk: close a kept-alive connection when the next request arrives on it after a stream (as llama-server does)")
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -67,26 +67,16 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
+	var reused bool
 	trace := &httptrace.ClientTrace{
+		GotConn:              func(i httptrace.GotConnInfo) { reused = i.Reused },
 		GotFirstResponseByte: func() { rec.FirstByte = c.Clock() },
 	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, c.URL, bytes.NewReader(body))
+	tctx := httptrace.WithClientTrace(ctx, trace)
+	req, err := c.newRequest(tctx, body, requestID)
 	if err != nil {
 		c.fail(rec, record.ErrTransport, err.Error())
 		return
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if c.Streaming {
-		req.Header.Set("Accept", "text/event-stream")
-	}
-	if requestID != "" {
-		req.Header.Set("X-Request-ID", requestID)
-	}
-	if c.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.APIKey)
-	}
-	for _, h := range c.Headers {
-		req.Header.Set(h[0], h[1])
 	}
 	rec.Sent = c.Clock()
 	if cancelAfter > 0 {
@@ -94,6 +84,16 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 		defer t.Stop()
 	}
 	resp, err := c.HTTP.Do(req)
+	if err != nil && reused && rec.FirstByte == 0 && ctx.Err() == nil && closedByServer(err) {
+		// The server closed a kept-alive connection as the request went out
+		// (llama-server does this after a stream). That is not a server
+		// error: send once more on a fresh connection. The latency still
+		// counts from the first send.
+		rec.Retried = true
+		if req, err = c.newRequest(tctx, body, requestID); err == nil {
+			resp, err = c.HTTP.Do(req)
+		}
+	}
 	if err != nil {
 		c.fail(rec, classify(ctx, err), err.Error())
 		return
@@ -148,6 +148,9 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Rec
 			c.fail(rec, record.ErrServer, snippet([]byte(full.ServerErr)))
 			return
 		}
+		if full != nil && full.Usage != nil {
+			rec.ServerISL, rec.ServerOSL = full.Usage.PromptTokens, full.Usage.CompletionTokens
+		}
 		if len(text) > 0 {
 			if rec.FirstToken == 0 {
 				rec.FirstToken = ev.At
@@ -179,6 +182,9 @@ func (c *Client) readWhole(ctx context.Context, body io.Reader, rec *record.Reco
 		c.fail(rec, record.ErrServer, snippet([]byte(r.ServerErr)))
 		return
 	}
+	if r.Usage != nil {
+		rec.ServerISL, rec.ServerOSL = r.Usage.PromptTokens, r.Usage.CompletionTokens
+	}
 	rec.OSL = tokenizer.Count(r.Content)
 	if rec.OSL == 0 {
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "response had no content"
@@ -188,6 +194,33 @@ func (c *Client) readWhole(ctx context.Context, body io.Reader, rec *record.Reco
 func (c *Client) fail(rec *record.Record, kind, msg string) {
 	rec.End = c.Clock()
 	rec.ErrKind, rec.ErrMsg = kind, msg
+}
+
+func (c *Client) newRequest(ctx context.Context, body []byte, requestID string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.Streaming {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if requestID != "" {
+		req.Header.Set("X-Request-ID", requestID)
+	}
+	if c.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.APIKey)
+	}
+	for _, h := range c.Headers {
+		req.Header.Set(h[0], h[1])
+	}
+	return req, nil
+}
+
+// closedByServer reports an error from a connection the server had closed.
+func closedByServer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || strings.Contains(err.Error(), "server closed idle connection")
 }
 
 // classify maps a transport error to an error kind.

@@ -59,6 +59,10 @@ type Profile struct {
 	FixedScheduleEndOffset   int    // --fixed-schedule-end-offset, ms: skip later timestamps (0: none)
 	NumDatasetEntries        int    // --num-dataset-entries: prompts cycled by duration-bound closed loops
 
+	UseServerTokenCount bool     // --use-server-token-count: ISL/OSL from the server's usage
+	ServerMetrics       []string // --server-metrics URL..., scraped during the run
+	NoServerMetrics     bool     // --no-server-metrics: don't probe <url>/metrics
+
 	ISLMean   int     // --synthetic-input-tokens-mean / --isl
 	ISLStddev float64 // --synthetic-input-tokens-stddev
 	OSLMean   int     // --output-tokens-mean / --osl; 0 leaves max_tokens unset

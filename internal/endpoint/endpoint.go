@@ -19,6 +19,7 @@ type Input struct {
 	Prompt    string
 	MaxTokens int // 0: unset
 	Stream    bool
+	Usage     bool                       // ask a stream for a usage chunk (stream_options.include_usage)
 	Extra     map[string]json.RawMessage // --extra-inputs, merged last
 }
 
@@ -73,6 +74,9 @@ func marshalBody(fields map[string]any, in Input) ([]byte, error) {
 	}
 	if in.Stream {
 		m["stream"] = json.RawMessage("true")
+		if in.Usage {
+			m["stream_options"] = json.RawMessage(`{"include_usage":true}`)
+		}
 	}
 	for k, v := range in.Extra {
 		m[k] = v

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -46,6 +47,9 @@ type Aggregator struct {
 	Window  time.Duration
 	SLOs    []config.SLO
 	FromDue bool // open loop: also record latencies from the due time
+	// ServerCounts takes ISL and OSL from the server's usage when a
+	// response carried one (--use-server-token-count).
+	ServerCounts bool
 
 	dists     map[string]*series
 	lag       *series // schedule lag, sent − due: the tool's own health
@@ -59,6 +63,8 @@ type Aggregator struct {
 	winTokens []float64
 	winOK     []float64
 	winGood   []float64
+
+	islMismatch, oslMismatch, short, noUsage, connRetries int
 
 	sent             int
 	slotWaits        int
@@ -115,6 +121,9 @@ func (a *Aggregator) Add(r *record.Record) {
 	if r.SlotWait {
 		a.slotWaits++
 	}
+	if r.Retried {
+		a.connRetries++
+	}
 	if !r.OK() {
 		if r.ErrKind == record.ErrCancelled {
 			a.counts.Cancelled++
@@ -133,6 +142,7 @@ func (a *Aggregator) Add(r *record.Record) {
 		return
 	}
 	a.counts.OK++
+	r = a.counted(r)
 	w := 0
 	if a.Window > 0 && r.End > 0 {
 		w = int(r.End / int64(a.Window))
@@ -167,6 +177,30 @@ func (a *Aggregator) Add(r *record.Record) {
 		a.counts.Good++
 		a.winGood[w]++
 	}
+}
+
+// counted returns r with the ISL and OSL the metrics use, and tallies where
+// the client's and the server's counts disagree.
+func (a *Aggregator) counted(r *record.Record) *record.Record {
+	differs := func(c, s int) bool { return s > 0 && math.Abs(float64(c-s)) > 0.1*float64(s) }
+	if differs(r.ISL, r.ServerISL) {
+		a.islMismatch++
+	}
+	if differs(r.OSL, r.ServerOSL) {
+		a.oslMismatch++
+	}
+	rr := *r
+	if a.ServerCounts {
+		if r.ServerOSL > 0 {
+			rr.ISL, rr.OSL = r.ServerISL, r.ServerOSL
+		} else {
+			a.noUsage++
+		}
+	}
+	if rr.MaxTokens > 0 && rr.OSL < rr.MaxTokens {
+		a.short++
+	}
+	return &rr
 }
 
 // RecordMetrics computes one successful record's per-request metrics, in
@@ -222,7 +256,7 @@ func Good(vals map[string]float64, slos []config.SLO) bool {
 func (a *Aggregator) Summary() *Summary {
 	s := &Summary{Counts: a.counts, Metrics: map[string]Metric{}, ErrorMsgs: a.errMsgs,
 		FirstSent: a.firstSent, LastEnd: a.lastEnd, TotalISL: a.totalISL, TotalOSL: a.totalOSL,
-		Sent: a.sent, SlotWaits: a.slotWaits,
+		Sent: a.sent, SlotWaits: a.slotWaits, ConnRetries: a.connRetries,
 		DueSpan: float64(a.maxDue-a.minDue) / 1e9, SentSpan: float64(a.maxSent-a.minSent) / 1e9}
 	if a.any {
 		s.DurationS = float64(a.lastEnd-a.firstSent) / 1e9
@@ -233,6 +267,19 @@ func (a *Aggregator) Summary() *Summary {
 			continue
 		}
 		s.Metrics[name] = Metric{Dist: sr.dist(ws)}
+	}
+	ok := a.counts.OK
+	if a.islMismatch > 0 {
+		s.TokenWarnings = append(s.TokenWarnings, fmt.Sprintf("%d of %d requests: the client's input count differs from the server's usage by more than 10%% (different tokenizers?)", a.islMismatch, ok))
+	}
+	if a.oslMismatch > 0 {
+		s.TokenWarnings = append(s.TokenWarnings, fmt.Sprintf("%d of %d requests: the client's output count differs from the server's usage by more than 10%%", a.oslMismatch, ok))
+	}
+	if a.short > 0 {
+		s.TokenWarnings = append(s.TokenWarnings, fmt.Sprintf("%d of %d requests ended before their max_tokens (the model stopped early: add ignore_eos:true to --extra-inputs for fixed lengths)", a.short, ok))
+	}
+	if a.ServerCounts && a.noUsage > 0 {
+		s.TokenWarnings = append(s.TokenWarnings, fmt.Sprintf("%d of %d requests had no usage from the server: their client counts were used", a.noUsage, ok))
 	}
 	if a.lag.n > 0 {
 		s.Lag = a.lag.dist(0)

@@ -178,8 +178,12 @@ type Summary struct {
 	// The send schedule, over profiling requests that were sent.
 	Sent      int
 	SlotWaits int // requests that were due but waited for a concurrency slot
-	DueSpan   float64
-	SentSpan  float64 // seconds from the first send to the last
+	// ConnRetries are requests resent on a fresh connection after the
+	// server closed a kept-alive one.
+	ConnRetries   int
+	TokenWarnings []string
+	DueSpan       float64
+	SentSpan      float64 // seconds from the first send to the last
 }
 
 // PlannedRate is the plan's own rate over the requests that were sent:

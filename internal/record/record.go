@@ -38,8 +38,12 @@ type Record struct {
 	End        int64   `json:"end_ns"`
 
 	Streaming bool   `json:"streaming"`
-	ISL       int    `json:"isl"`
-	OSL       int    `json:"osl"`
+	ISL       int    `json:"isl"` // the client's count (the plan's prompt length)
+	OSL       int    `json:"osl"` // the client's count of the text received
+	MaxTokens int    `json:"max_tokens,omitempty"`
+	ServerISL int    `json:"server_isl,omitempty"` // from the server's usage, when it sent one
+	ServerOSL int    `json:"server_osl,omitempty"`
+	Retried   bool   `json:"conn_retried,omitempty"` // resent once on a fresh connection after the server closed a kept-alive one
 	Status    int    `json:"status,omitempty"`
 	ErrKind   string `json:"error_kind,omitempty"`
 	ErrMsg    string `json:"error,omitempty"`

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
+	"github.com/aiperf-action/aiperf-action/internal/servermetrics"
 )
 
 // Schema is the run.json schema this build writes; readers accept any
@@ -34,7 +35,9 @@ type Run struct {
 	Counts      metrics.Counts            `json:"counts"`
 	Metrics     map[string]metrics.Metric `json:"metrics"`
 	ToolHealth  ToolHealth                `json:"tool_health"`
-	Cancelled   bool                      `json:"was_cancelled"`
+	// ServerMetrics summarises each scraped /metrics endpoint, by URL.
+	ServerMetrics map[string]ServerMetrics `json:"server_metrics,omitempty"`
+	Cancelled     bool                     `json:"was_cancelled"`
 }
 
 // Tool identifies the binary that made the run.
@@ -82,6 +85,7 @@ type ToolHealth struct {
 	CPUStealPct   *float64       `json:"cpu_steal_pct,omitempty"`  // CPU time the hypervisor took from this machine during the run
 	ClientCPU     []WorkerCPU    `json:"client_cpu,omitempty"`     // per worker process, from the OS
 	GCPauseMs     float64        `json:"gc_pause_ms"`              // total GC pause across workers
+	ConnRetries   int            `json:"conn_retries"`             // requests resent after the server closed a kept-alive connection
 	Workers       int            `json:"workers"`
 	WorkerPIDs    map[int]int    `json:"worker_pids,omitempty"`
 	Records       map[int]uint64 `json:"records_by_worker"`
@@ -160,6 +164,13 @@ func Parse(b []byte, path string) (*Run, error) {
 		return nil, errors.New(path + ": no metrics")
 	}
 	return &r, nil
+}
+
+// ServerMetrics is one scraped endpoint over the run.
+type ServerMetrics struct {
+	Scrapes  int                              `json:"scrapes"`
+	Failures int                              `json:"failures"`
+	Metrics  map[string]servermetrics.Summary `json:"metrics"`
 }
 
 // Loaded is a run.json with the path it came from.

@@ -271,7 +271,8 @@ func fixedSchedule(p *config.Profile, file []dataset.Line) ([]dataset.Prompt, []
 func (b *builder) fill(ph *Phase, prompts []dataset.Prompt, dues []float64, ids *rand.Rand) error {
 	ph.Entries = make([]Entry, len(prompts))
 	for i, pr := range prompts {
-		body, err := b.kind.Build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming, Extra: b.extra})
+		body, err := b.kind.Build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
+			Usage: b.p.UseServerTokenCount, Extra: b.extra})
 		if err != nil {
 			return fmt.Errorf("build request %d: %w", i, err)
 		}

@@ -71,6 +71,16 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 	prefix := `{"id":"` + id + `","object":"` + "%s" + `","created":` + strconv.FormatInt(arrival.Unix(), 10) + `,"model":` + string(mj) + `,"choices":[`
 	truth := Truth{ID: r.Header.Get("X-Request-ID"), Endpoint: sh.name, Streaming: req.Stream, ArrivalNs: arrival.UnixNano(), ISL: isl, OSL: n}
 	usage := `"usage":{"prompt_tokens":` + strconv.Itoa(isl) + `,"completion_tokens":` + strconv.Itoa(n) + `,"total_tokens":` + strconv.Itoa(isl+n) + `}`
+	s.metrics.running.Add(1)
+	s.metrics.promptTokens.Add(int64(isl))
+	defer func() {
+		s.metrics.running.Add(-1)
+		s.metrics.requests.Add(1)
+		s.metrics.genTokens.Add(int64(n))
+		if truth.FirstToken > 0 {
+			s.metrics.observeTTFT(time.Duration(truth.FirstToken))
+		}
+	}()
 	if req.Stream {
 		s.stream(w, r, sh, fmtObj(prefix, sh.chunkObj), n, finish, h, arrival, req.StreamOptions != nil && req.StreamOptions.IncludeUsage, usage, &truth)
 	} else {
@@ -167,6 +177,31 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sh shape, prefix
 	if fl != nil {
 		fl.Flush()
 	}
+	if s.cfg.CloseAfterStream {
+		closeOnNextRequest(w)
+	}
+}
+
+// closeOnNextRequest ends the chunked response itself, keeps the
+// connection open so the client pools it, and closes it as soon as the
+// next request arrives on it (or after 30 s).
+func closeOnNextRequest(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		return
+	}
+	conn, rw, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	rw.WriteString("0\r\n\r\n")
+	rw.Flush()
+	go func() {
+		defer conn.Close()
+		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		var b [1]byte
+		conn.Read(b[:])
+	}()
 }
 
 func (s *Server) whole(w http.ResponseWriter, r *http.Request, sh shape, prefix string, n int, finish string, h uint32, arrival time.Time, usage string, truth *Truth) {

@@ -30,6 +30,10 @@ type Config struct {
 	MinLen     int           // natural output length range, used without max_tokens+ignore_eos
 	MaxLen     int
 	TruthLimit int // truths kept (oldest dropped)
+	// CloseAfterStream reproduces llama-server's keep-alive quirk: after a
+	// streamed response the connection looks reusable, but the next
+	// request on it is read and answered by a close.
+	CloseAfterStream bool
 }
 
 // DefaultConfig is exact mode with modest timings.
@@ -56,6 +60,7 @@ type Server struct {
 	truths  []Truth
 	dropped int
 	mux     *http.ServeMux
+	metrics simMetrics
 }
 
 // New returns a simulator with cfg.
@@ -75,6 +80,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.mux.HandleFunc("GET /sim/truth", s.truthHandler)
+	s.mux.HandleFunc("GET /metrics", s.metrics.serve)
 	s.mux.HandleFunc("DELETE /sim/truth", func(w http.ResponseWriter, r *http.Request) { s.Reset(); w.WriteHeader(http.StatusNoContent) })
 	return s
 }
