@@ -84,11 +84,12 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 		defer t.Stop()
 	}
 	resp, err := c.HTTP.Do(req)
-	if err != nil && reused && rec.FirstByte == 0 && ctx.Err() == nil && closedByServer(err) {
-		// The server closed a kept-alive connection as the request went out
-		// (llama-server does this after a stream). That is not a server
-		// error: send once more on a fresh connection. The latency still
-		// counts from the first send.
+	// The server closed a kept-alive connection as the request went out
+	// (llama-server does this after a stream). That is not a server error:
+	// send again. Each failed attempt retires its connection, and the pool
+	// may hold a few such (one per slot), so up to maxResends; the latency
+	// still counts from the first send.
+	for n := 0; n < maxResends && err != nil && reused && rec.FirstByte == 0 && ctx.Err() == nil && closedByServer(err); n++ {
 		rec.Retried = true
 		if req, err = c.newRequest(tctx, body, requestID); err == nil {
 			resp, err = c.HTTP.Do(req)
@@ -216,6 +217,9 @@ func (c *Client) newRequest(ctx context.Context, body []byte, requestID string) 
 	}
 	return req, nil
 }
+
+// maxResends bounds the resends after server-closed kept-alive connections.
+const maxResends = 4
 
 // closedByServer reports an error from a connection the server had closed.
 func closedByServer(err error) bool {
