@@ -19,6 +19,10 @@ func TestScanMatchesDecoder(t *testing.T) {
 		`{"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"}}]}`,
 		`{"choices":[{"index":0,"delta":{"content":"the key \"content\":\"x\" in text"}}]}`,
 		`{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}`,
+		// llama-server: the first chat chunk's content is null, and a
+		// completions stream ends with text, finish_reason and usage in one chunk.
+		`{"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],"object":"chat.completion.chunk"}`,
+		`{"choices":[{"text":"","index":0,"logprobs":null,"finish_reason":"length"}],"object":"text_completion","usage":{"completion_tokens":5,"prompt_tokens":4,"total_tokens":9}}`,
 		`{"error":{"message":"boom"}}`,
 	}
 	for _, c := range chunks {

@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/metrics"
+	"github.com/aiperf-action/aiperf-action/internal/result"
+)
+
+// realServer is the URL of a running llama-server (.ci/llama-server.sh
+// prints one); the real-server tests skip without it.
+func realServer(t *testing.T) string {
+	t.Helper()
+	u := os.Getenv("AIPERF_LLAMA_URL")
+	if testing.Short() {
+		t.Skip("real-server tests run in the long pass")
+	}
+	if u == "" {
+		t.Skip("AIPERF_LLAMA_URL is not set: start llama-server with .ci/llama-server.sh and export its URL")
+	}
+	return u
+}
+
+func realProfile(t *testing.T, url, dir, endpoint string, streaming bool, conc int, extra ...string) *result.Run {
+	t.Helper()
+	args := []string{"profile", "-m", "testmodel", "-u", url, "--endpoint-type", endpoint, "--concurrency", fmt.Sprint(conc),
+		"--request-count", fmt.Sprint(4 * conc), "--isl", "24", "--osl", "16", "--extra-inputs", "ignore_eos:true",
+		"--random-seed", "3", "--artifact-dir", dir}
+	if streaming {
+		args = append(args, "--streaming")
+	}
+	start := time.Now()
+	res := runCLI(t, 5*time.Minute, append(args, extra...)...)
+	if res.code != 0 {
+		t.Fatalf("%s streaming=%v c=%d: exit %d\n%s\n%s", endpoint, streaming, conc, res.code, res.stdout, res.stderr)
+	}
+	run, err := result.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%-11s streaming=%-5v c=%d: %d requests in %s, errors %d, conn retries %d", endpoint, streaming, conc,
+		run.Counts.Requests, time.Since(start).Round(time.Millisecond), run.Counts.Errors, run.ToolHealth.ConnRetries)
+	if run.Counts.Errors != 0 {
+		t.Fatalf("errors: %v", run.Counts.ErrorsByKind)
+	}
+	return run
+}
+
+// Every endpoint shape at concurrency 1, 4 and 8 (the server has 4 slots,
+// so 8 queues): zero errors, OSL exactly the requested max tokens, and
+// with --use-server-token-count the server's own count.
+func TestRealServerProfiles(t *testing.T) {
+	url := realServer(t)
+	base := t.TempDir()
+	for _, ep := range []string{"chat", "completions"} {
+		for _, streaming := range []bool{true, false} {
+			for _, c := range []int{1, 4, 8} {
+				dir := filepath.Join(base, fmt.Sprintf("%s-%v-%d", ep, streaming, c))
+				realProfile(t, url, dir, ep, streaming, c)
+				for _, r := range readRecords(t, dir) {
+					if r.OSL != 16 {
+						t.Fatalf("%s: request %d has OSL %d, want 16", dir, r.Index, r.OSL)
+					}
+				}
+			}
+		}
+	}
+	dir := filepath.Join(base, "server-count")
+	realProfile(t, url, dir, "chat", true, 4, "--use-server-token-count")
+	for _, r := range readRecords(t, dir) {
+		if r.ServerOSL != 16 {
+			t.Fatalf("request %d: server usage says %d tokens, want 16", r.Index, r.ServerOSL)
+		}
+	}
+}
+
+// Queueing is visible: with 4 slots, concurrency 8 waits for a slot.
+func TestRealServerQueueingAndMetrics(t *testing.T) {
+	url := realServer(t)
+	base := t.TempDir()
+	one := realProfile(t, url, filepath.Join(base, "c1"), "chat", true, 1)
+	eight := realProfile(t, url, filepath.Join(base, "c8"), "chat", true, 8)
+	t1, t8 := one.Metrics[metrics.TTFT].Dist.P50, eight.Metrics[metrics.TTFT].Dist.P50
+	t.Logf("TTFT p50: %.2f ms at c=1, %.2f ms at c=8", t1, t8)
+	if t8 < 1.5*t1 {
+		t.Errorf("TTFT p50 at c=8 (%.2f ms) is not well above c=1 (%.2f ms)", t8, t1)
+	}
+	sm, ok := eight.ServerMetrics[strings.TrimSuffix(url, "/")+"/metrics"]
+	if !ok || sm.Scrapes < 2 {
+		t.Fatalf("no server metrics in run.json: %+v", eight.ServerMetrics)
+	}
+	var names []string
+	for name := range sm.Metrics {
+		if strings.HasPrefix(name, "llamacpp:") {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("no llamacpp:* metrics among %d", len(sm.Metrics))
+	}
+	t.Logf("scraped %d times: %s", sm.Scrapes, strings.Join(names, ", "))
+}
+
+// The gate end to end on llama-server started by the gate itself: two
+// scenarios, three runs each, against baselines recorded by the same flow.
+// The same server passes; the server with one slot instead of four (so the
+// scenarios queue) fails on TTFT.
+func TestRealServerGate(t *testing.T) {
+	realServer(t)
+	bin, model := os.Getenv("AIPERF_LLAMA_BIN"), os.Getenv("AIPERF_LLAMA_MODEL")
+	if bin == "" || model == "" {
+		t.Skip("AIPERF_LLAMA_BIN and AIPERF_LLAMA_MODEL are not set (.ci/run sets them)")
+	}
+	dir := t.TempDir()
+	port := freePort(t)
+	config := func(slots int) string {
+		p := filepath.Join(dir, fmt.Sprintf("gate-%d.yml", slots))
+		os.WriteFile(p, []byte(fmt.Sprintf(`server:
+  command: %s -m %s --host 127.0.0.1 --port %d -t 1 -tb 1 -np %d -c 8192 --no-webui --metrics --alias testmodel
+  ready-url: http://127.0.0.1:%d/health
+  ready-timeout: 60s
+model: testmodel
+repeats: 3
+seed: 5
+scenarios:
+  - name: chat-c4
+    endpoint-type: chat
+    streaming: true
+    concurrency: 4
+    request-count: 24
+    isl: 32
+    osl: 16
+    extra-inputs: ["ignore_eos:true"]
+    slice-duration: 0.1
+  - name: completions-c4
+    endpoint-type: completions
+    streaming: true
+    concurrency: 4
+    request-count: 24
+    isl: 32
+    osl: 16
+    extra-inputs: ["ignore_eos:true"]
+    slice-duration: 0.1
+thresholds:
+  max-regression: 25%%
+  metrics: ["time_to_first_token:p50", "request_latency:p50"]
+baseline:
+  store: folder
+  path: %s
+`, bin, model, port, slots, port, filepath.Join(dir, "baselines"))), 0o644)
+		return p
+	}
+	gate := func(name string, args ...string) (int, string) {
+		start := time.Now()
+		code, out, errs := runGateLocal(t, append(args, "--results-dir", filepath.Join(dir, name))...)
+		t.Logf("gate %s: exit %d in %s", name, code, time.Since(start).Round(time.Millisecond))
+		if code == ExitError {
+			t.Fatalf("gate %s: %s\n%s", name, out, errs)
+		}
+		return code, out
+	}
+	if code, _ := gate("seed", "--config", config(4), "--mode", "refresh", "--commit", "base"); code != 0 {
+		t.Fatalf("refresh exit %d", code)
+	}
+	if code, out := gate("same", "--config", config(4)); code != 0 {
+		t.Fatalf("the same server did not pass (exit %d):\n%s", code, out)
+	}
+	code, out := gate("slowed", "--config", config(1))
+	if code != ExitRegression || !strings.Contains(out, "time_to_first_token p50 regressed") {
+		t.Fatalf("the one-slot server did not fail on TTFT (exit %d):\n%s", code, out)
+	}
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
+		c.Close()
+		t.Error("llama-server still listening after the gate")
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func runGateLocal(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	code := Gate(ctx, args, GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+	return code, out.String() + errb.String(), errb.String()
+}
