@@ -170,7 +170,6 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 	agg := metrics.NewAggregator(time.Duration(p.SliceDuration*float64(time.Second)), slos)
 	agg.FromDue = prof.Open
 	agg.ServerCounts = p.UseServerTokenCount
-	stopScrape := scrapeServerMetrics(ctx, p, target)
 	rw, err := result.NewRecordWriter(dir)
 	if err != nil {
 		return fail("write records.jsonl: %v", err)
@@ -182,6 +181,7 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 			total += len(ph.Entries)
 		}
 	}
+	stopScrape := scrapeServerMetrics(ctx, p, target)
 	stopProgress := progress(stdout, total, &done, &failed)
 	var t0 time.Time
 	cpu0, cpuErr := sysstat.ReadCPU()
