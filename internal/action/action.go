@@ -135,32 +135,38 @@ func MergeBase(ctx context.Context, c *github.Client, owner, repo, base, head st
 // ErrForbidden means the token may not write (a fork's read-only token).
 var ErrForbidden = errors.New("the token may not write to this repository")
 
-// StickyComment creates the gate's comment on a PR, or edits it in place:
-// the marker is searched on every page of comments.
+// FindSticky returns the gate's comment on a PR, searching every page of
+// comments for the marker, or nil when there is none.
+func FindSticky(ctx context.Context, c *github.Client, owner, repo string, pr int) (*github.IssueComment, error) {
+	opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		cs, resp, err := c.Issues.ListComments(ctx, owner, repo, pr, opt)
+		if err != nil {
+			return nil, fmt.Errorf("list comments of #%d: %w", pr, err)
+		}
+		for _, cm := range cs {
+			if strings.Contains(cm.GetBody(), Marker) {
+				return cm, nil
+			}
+		}
+		if resp.NextPage == 0 {
+			return nil, nil
+		}
+		opt.Page = resp.NextPage
+	}
+}
+
+// StickyComment creates the gate's comment on a PR, or edits it in place.
 func StickyComment(ctx context.Context, c *github.Client, owner, repo string, pr int, body string) (string, error) {
 	if !strings.Contains(body, Marker) {
 		body = Marker + "\n" + body
 	}
-	opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
-	var found *github.IssueComment
-	for {
-		cs, resp, err := c.Issues.ListComments(ctx, owner, repo, pr, opt)
-		if err != nil {
-			return "", fmt.Errorf("list comments of #%d: %w", pr, err)
-		}
-		for _, cm := range cs {
-			if strings.Contains(cm.GetBody(), Marker) {
-				found = cm
-			}
-		}
-		if found != nil || resp.NextPage == 0 {
-			break
-		}
-		opt.Page = resp.NextPage
+	found, err := FindSticky(ctx, c, owner, repo, pr)
+	if err != nil {
+		return "", err
 	}
 	var out *github.IssueComment
 	var resp *github.Response
-	var err error
 	if found != nil {
 		out, resp, err = c.Issues.EditComment(ctx, owner, repo, found.GetID(), &github.IssueComment{Body: github.String(body)})
 	} else {

@@ -155,7 +155,7 @@ func TestGatePullRequest(t *testing.T) {
 		t.Fatalf("%d sticky comments among %d", countSticky(), len(gh.Comments[7]))
 	}
 	// Second run on the same PR: the comment is edited in place.
-	code, stdout, stderr = env.gate(t)
+	code, _, stderr = env.gate(t)
 	if code == ExitError {
 		t.Fatalf("second run: exit %d\n%s", code, stderr)
 	}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -293,6 +294,7 @@ func kinds(m map[string]int) string {
 	for k, v := range m {
 		parts = append(parts, fmt.Sprintf("%s ×%d", k, v))
 	}
+	sort.Strings(parts)
 	if len(parts) == 0 {
 		return "no error kinds recorded"
 	}

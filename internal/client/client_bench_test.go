@@ -2,8 +2,6 @@ package client
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -61,6 +59,4 @@ func TestReadStreamCountsExactly(t *testing.T) {
 	if bad.ErrKind != record.ErrMalformed {
 		t.Fatalf("a malformed chunk gave %q", bad.ErrKind)
 	}
-	_ = io.EOF
-	_ = http.StatusOK
 }

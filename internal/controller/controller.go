@@ -48,9 +48,7 @@ type Outcome struct {
 	Workers   int
 	Stopped   bool           // STOP was sent (Ctrl-C or a failure)
 	Received  map[int]uint64 // records received per worker
-	Expected  map[int]int    // planned requests per worker (cycling pools not counted)
 	Problems  []string       // integrity problems, by worker
-	Unsent    int            // planned requests never sent (after STOP)
 	WorkerPID map[int]int
 	// Per worker process, from the OS once it exited: CPU seconds (user +
 	// system), wall seconds from spawn to exit, and total GC pause.
@@ -119,7 +117,7 @@ func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, 
 	ctrlAddr := "tcp://" + router.Addr().String()
 	recAddr := "tcp://" + pull.Addr().String()
 
-	out := &Outcome{Workers: len(shards), Received: map[int]uint64{}, Expected: map[int]int{}, WorkerPID: map[int]int{},
+	out := &Outcome{Workers: len(shards), Received: map[int]uint64{}, WorkerPID: map[int]int{},
 		WorkerCPU: map[int]float64{}, WorkerWall: map[int]float64{}, WorkerGCPause: map[int]time.Duration{}}
 	ctrlCh := make(chan wire.Control, 256)
 	batchCh := make(chan []byte, 8192)
@@ -134,11 +132,6 @@ func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, 
 	var logMu sync.Mutex
 	for i := range shards {
 		logs := &lineWriter{mu: &logMu, dst: opt.Stderr, prefix: []byte("[worker " + strconv.Itoa(i) + "] ")}
-		for _, ph := range shards[i].Phases {
-			if !ph.Cycle { // a cycling pool's request count depends on the run
-				out.Expected[i] += len(ph.Entries)
-			}
-		}
 		cmd := exec.Command(exe, "worker", "--id", strconv.Itoa(i), "--control", ctrlAddr, "--records", recAddr)
 		cmd.Env = append(os.Environ(), RoleEnv+"=worker")
 		cmd.Stdout = logs

@@ -95,24 +95,24 @@ func shards(n, per int) []*wire.ShardSpec {
 	return out
 }
 
-func runFake(t *testing.T, mode string) (*Outcome, error, int) {
+func runFake(t *testing.T, mode string) (*Outcome, int, error) {
 	t.Setenv(modeEnv, mode)
 	got := 0
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := Run(ctx, Options{Version: "test", OnRecord: func(*record.Record) { got++ }}, shards(2, 5))
-	return out, err, got
+	return out, got, err
 }
 
 func TestIntegrityClean(t *testing.T) {
-	out, err, got := runFake(t, "ok")
+	out, got, err := runFake(t, "ok")
 	if err != nil || got != 10 || len(out.Problems) != 0 || out.Received[0] != 5 || out.Received[1] != 5 {
 		t.Fatalf("err %v, got %d, outcome %+v", err, got, out)
 	}
 }
 
 func TestIntegritySequenceGap(t *testing.T) {
-	out, err, got := runFake(t, "gap")
+	out, got, err := runFake(t, "gap")
 	if err == nil || got != 8 {
 		t.Fatalf("err %v, got %d", err, got)
 	}
@@ -126,7 +126,7 @@ func TestIntegritySequenceGap(t *testing.T) {
 
 func TestIntegrityShortDone(t *testing.T) {
 	start := time.Now()
-	out, err, _ := runFake(t, "short")
+	out, _, err := runFake(t, "short")
 	if err == nil || !strings.Contains(strings.Join(out.Problems, "\n"), "DONE says 8 records, only 5 arrived (none for") {
 		t.Fatalf("err %v, problems %q", err, out.Problems)
 	}

@@ -68,7 +68,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 	}
 	mj, _ := json.Marshal(model)
 	id := sh.idPrefix + strconv.FormatUint(uint64(h), 16) + strconv.FormatInt(arrival.UnixNano()%1e9, 36)
-	prefix := `{"id":"` + id + `","object":"` + "%s" + `","created":` + strconv.FormatInt(arrival.Unix(), 10) + `,"model":` + string(mj) + `,"choices":[`
+	prefix := func(obj string) string {
+		return `{"id":"` + id + `","object":"` + obj + `","created":` + strconv.FormatInt(arrival.Unix(), 10) + `,"model":` + string(mj) + `,"choices":[`
+	}
 	truth := Truth{ID: r.Header.Get("X-Request-ID"), Endpoint: sh.name, Streaming: req.Stream, ArrivalNs: arrival.UnixNano(), ISL: isl, OSL: n}
 	usage := `"usage":{"prompt_tokens":` + strconv.Itoa(isl) + `,"completion_tokens":` + strconv.Itoa(n) + `,"total_tokens":` + strconv.Itoa(isl+n) + `}`
 	s.metrics.running.Add(1)
@@ -82,21 +84,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 		}
 	}()
 	if req.Stream {
-		s.stream(w, r, sh, fmtObj(prefix, sh.chunkObj), n, finish, h, arrival, req.StreamOptions != nil && req.StreamOptions.IncludeUsage, usage, &truth)
+		s.stream(w, r, sh, prefix(sh.chunkObj), n, finish, h, arrival, req.StreamOptions != nil && req.StreamOptions.IncludeUsage, usage, &truth)
 	} else {
-		s.whole(w, r, sh, fmtObj(prefix, sh.wholeObj), n, finish, h, arrival, usage, &truth)
+		s.whole(w, r, sh, prefix(sh.wholeObj), n, finish, h, arrival, usage, &truth)
 	}
 	s.keep(truth)
-}
-
-func fmtObj(prefix, obj string) string {
-	i := 0
-	for ; i+1 < len(prefix); i++ {
-		if prefix[i] == '%' && prefix[i+1] == 's' {
-			break
-		}
-	}
-	return prefix[:i] + obj + prefix[i+2:]
 }
 
 // due is when token k is written.

@@ -8,8 +8,6 @@
 // where real token counts matter.
 package tokenizer
 
-import "strings"
-
 // VocabSize is the number of distinct words in the builtin vocabulary.
 const VocabSize = 4096
 
@@ -51,9 +49,6 @@ func CountBytes(b []byte) int {
 	w.Write(b)
 	return w.N
 }
-
-// Join writes words as one space-separated string.
-func Join(words []string) string { return strings.Join(words, " ") }
 
 // WordCounter counts builtin tokens in text that arrives in pieces: a word
 // split across two pieces counts once.

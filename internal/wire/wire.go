@@ -20,6 +20,7 @@
 package wire
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
@@ -92,18 +93,4 @@ type PhaseShard struct {
 }
 
 // Identity is the ZMQ identity of worker id.
-func Identity(id int) string { return "w" + itoa(id) }
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b [20]byte
-	n := len(b)
-	for i > 0 {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-	}
-	return string(b[n:])
-}
+func Identity(id int) string { return "w" + strconv.Itoa(id) }
