@@ -20,11 +20,19 @@ import (
 // 1 ms.
 //
 // On a shared VM the hypervisor can stall this machine's CPUs for 5–20 ms
-// (measured here: 8–31% steal while the load ran), which no tester can
-// undo. So a lag miss counts as the tool's fault unless the run itself
-// recorded more than 5% CPU steal; such an attempt is repeated (three in
-// all), and only if every attempt was disturbed is the lag bound skipped,
-// with the figures.
+// (measured here: 0.3–31% steal while the load ran), which no tester can
+// undo. Poisson arrivals see time averages, so a steal fraction s puts
+// about s of the requests' due times inside stolen time: at 1% steal the
+// p99 belongs to the hypervisor, not to the tester (measured here: 0.3%
+// steal gave p99 0.42 ms, 2.2% gave 1.25 ms, 3.2% on CI gave 3.5 ms). So a
+// lag miss counts as the tool's fault only when the run itself recorded
+// under 1% steal; a disturbed attempt is repeated (three in all), and only
+// if every attempt was disturbed is the lag bound skipped, with the
+// figures.
+// maxCleanStealPct is the CPU steal under which a run's schedule lag p99
+// is the tester's own: the p99's budget, 1% of the arrivals.
+const maxCleanStealPct = 1.0
+
 func TestPoissonRateEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10 s of load")
@@ -68,7 +76,7 @@ func TestPoissonRateEndToEnd(t *testing.T) {
 		if th.ScheduleLagMs.P99 < 1 {
 			return
 		}
-		if steal >= 0 && steal <= 5 {
+		if steal >= 0 && steal < maxCleanStealPct {
 			t.Fatalf("schedule lag p99 %.3f ms, want < 1 ms (CPU steal only %.1f%%: the tester is at fault)", th.ScheduleLagMs.P99, steal)
 		}
 		disturbed = append(disturbed, fmt.Sprintf("p99 %.3f ms with %.1f%% steal", th.ScheduleLagMs.P99, steal))
