@@ -36,6 +36,7 @@ type calibrateFlags struct {
 	Steps          string
 	MaxConcurrency int
 	Duration       float64
+	Ramp           float64 // seconds; the concurrency ramp before the measured window
 	Workers        int
 	Format         string
 	Output         string
@@ -79,6 +80,7 @@ type Calibration struct {
 	ITLMs       float64 `json:"itl_ms"`
 	OSL         int     `json:"osl"`
 	DurationS   float64 `json:"step_duration_s"`
+	RampS       float64 `json:"ramp_s"`
 	Bounds      Bounds  `json:"bounds"`
 	Steps       []Step  `json:"steps"`
 	TrustedUpTo int     `json:"trusted_up_to"` // highest concurrency within bounds (0: none)
@@ -97,6 +99,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&f.Steps, "steps", f.Steps, "concurrency steps; after the last, doubling continues while within bounds, up to --max-concurrency")
 	fs.IntVar(&f.MaxConcurrency, "max-concurrency", f.MaxConcurrency, "the last concurrency to try")
 	fs.Float64Var(&f.Duration, "duration", f.Duration, "seconds of load per step")
+	fs.Float64Var(&f.Ramp, "ramp", 0, "seconds over which the streams start before the measured window (default: one ideal request duration)")
 	fs.IntVar(&f.Workers, "workers", 0, "worker processes (default: profile's default for each concurrency)")
 	fs.StringVar(&f.Format, "format", f.Format, "text | json")
 	fs.StringVar(&f.Output, "output", "", "also write the JSON result to this file")
@@ -107,6 +110,9 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.Float64Var(&f.Bounds.MinRate, "min-rate", f.Bounds.MinRate, "lowest achieved/ideal request rate, percent")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
+	}
+	if !fs.Changed("ramp") {
+		f.Ramp = (f.TTFT + time.Duration(max(f.OSL-1, 0))*f.ITL).Seconds()
 	}
 	steps, err := f.validate()
 	if err != nil {
@@ -162,6 +168,9 @@ func (f *calibrateFlags) validate() ([]int, error) {
 	}
 	if f.Workers < 0 {
 		errs = append(errs, fmt.Errorf("--workers %d: must not be negative", f.Workers))
+	}
+	if f.Ramp < 0 {
+		errs = append(errs, fmt.Errorf("--ramp %g: must not be negative", f.Ramp))
 	}
 	if f.Format != "text" && f.Format != "json" {
 		errs = append(errs, fmt.Errorf("--format %q: want text or json", f.Format))
@@ -228,7 +237,7 @@ func calibrate(ctx context.Context, f *calibrateFlags, steps []int, stderr io.Wr
 		defer os.RemoveAll(tmp)
 		root = tmp
 	}
-	cal := &Calibration{TTFTMs: ms(f.TTFT), ITLMs: ms(f.ITL), OSL: f.OSL, DurationS: f.Duration, Bounds: f.Bounds}
+	cal := &Calibration{TTFTMs: ms(f.TTFT), ITLMs: ms(f.ITL), OSL: f.OSL, DurationS: f.Duration, RampS: f.Ramp, Bounds: f.Bounds}
 	for i := 0; i < len(steps) || (len(cal.Steps) > 0 && cal.Steps[len(cal.Steps)-1].Pass); i++ {
 		c := 0
 		if i < len(steps) {
@@ -275,7 +284,15 @@ func calibrateStep(ctx context.Context, f *calibrateFlags, url string, c int, di
 	p := config.DefaultProfile
 	p.Model, p.URL, p.Streaming = "calibrate", url, true
 	p.Concurrency, p.ConcurrencySet = c, true
-	p.BenchmarkDuration, p.GracePeriod = f.Duration, 0
+	// The streams start over the ramp and the window after it is measured:
+	// what is compared is the steady state, not 512 connections dialled in
+	// the same millisecond and kept in lockstep ever after by a server whose
+	// every request takes exactly as long.
+	p.BenchmarkDuration, p.GracePeriod = f.Ramp+f.Duration, 0
+	if c > 1 {
+		p.ConcurrencyRampDuration = f.Ramp
+	}
+	from, to := int64(f.Ramp*1e9), int64((f.Ramp+f.Duration)*1e9)
 	p.ISLMean, p.OSLMean = f.ISL, f.OSL
 	p.ExtraInputs = []string{"ignore_eos:true"}
 	p.Seed, p.SeedSet = 1, true
@@ -303,15 +320,25 @@ func calibrateStep(ctx context.Context, f *calibrateFlags, url string, c int, di
 	reqDur := f.TTFT + time.Duration(f.OSL-1)*f.ITL
 	st.IdealRate = float64(c) / reqDur.Seconds()
 	var measTTFT, measITL, trueTTFT, trueITL []float64
-	var chunks int
-	firstSent, lastEnd := int64(math.MaxInt64), int64(0)
+	var chunks, windowChunks, done int
+	firstEnd, lastEnd := int64(math.MaxInt64), int64(0)
 	for _, r := range recs {
 		chunks += len(r.Chunks)
-		firstSent = min(firstSent, r.Sent)
+		for _, t := range r.Chunks {
+			if t >= from && t < to {
+				windowChunks++
+			}
+		}
 		if !r.OK() {
 			continue
 		}
-		lastEnd = max(lastEnd, r.End)
+		if r.End >= from && r.End < to {
+			done++
+			firstEnd, lastEnd = min(firstEnd, r.End), max(lastEnd, r.End)
+		}
+		if r.Sent < from {
+			continue
+		}
 		st.Requests++
 		m := metrics.RecordMetrics(&r)
 		t, ok := truth[r.SessionID]
@@ -331,10 +358,11 @@ func calibrateStep(ctx context.Context, f *calibrateFlags, url string, c int, di
 		return nil, errors.New("no request finished within the step; raise --duration")
 	}
 	// A closed loop completes requests as fast as it turns them around: the
-	// rate is the completed requests over the time from the first send to
-	// the last completion (requests cut off at the end don't count).
-	if lastEnd > firstSent {
-		st.AchievedRate = float64(st.Requests) / (float64(lastEnd-firstSent) / 1e9)
+	// rate is that of the completions within the measured window, from the
+	// first to the last (a count over the whole window would be off by up
+	// to one request in either direction, which matters at concurrency 1).
+	if done > 1 {
+		st.AchievedRate = float64(done-1) / (float64(lastEnd-firstEnd) / 1e9)
 	}
 	st.RatePct = 100 * st.AchievedRate / st.IdealRate
 	st.TTFTP50ErrMs = percentile(measTTFT, 0.5) - percentile(trueTTFT, 0.5)
@@ -348,7 +376,7 @@ func calibrateStep(ctx context.Context, f *calibrateFlags, url string, c int, di
 		st.ClientCPU = append(st.ClientCPU, w.Util)
 		cpu += w.CPUSeconds
 	}
-	st.ChunksPerSec = float64(chunks) / f.Duration
+	st.ChunksPerSec = float64(windowChunks) / f.Duration
 	if chunks > 0 {
 		st.CPUUsPerChunk = cpu * 1e6 / float64(chunks)
 	}
@@ -423,7 +451,7 @@ func fetchTruth(ctx context.Context, url string) (map[string]sim.Truth, error) {
 }
 
 func calibrationText(w io.Writer, cal *Calibration) {
-	fmt.Fprintf(w, "aiperf-action calibrate: exact-mode server, TTFT %g ms, ITL %g ms, %d tokens, %gs per step\n\n", cal.TTFTMs, cal.ITLMs, cal.OSL, cal.DurationS)
+	fmt.Fprintf(w, "aiperf-action calibrate: exact-mode server, TTFT %g ms, ITL %g ms, %d tokens; per step a %gs ramp, then %gs measured\n\n", cal.TTFTMs, cal.ITLMs, cal.OSL, cal.RampS, cal.DurationS)
 	fmt.Fprintln(w, "  conc  workers   rate(ach/ideal)  TTFT p50 err  TTFT p99 err  ITL p99 err  lag p99   client CPU/proc     chunks/s  CPU µs/chunk  steal  ok")
 	for _, s := range cal.Steps {
 		var cpus []string

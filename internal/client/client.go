@@ -18,6 +18,7 @@ import (
 	"net/http/httptrace"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -38,14 +39,22 @@ type Client struct {
 	Streaming bool
 	Timeout   time.Duration
 	Clock     func() int64 // nanoseconds since the run's start, monotonic
+	// Loop, where set, reads streamed plain-HTTP responses (see Loop).
+	Loop *Loop
+
+	fastOnce sync.Once
+	fast     *fastConf
 }
+
+// dialTimeout bounds a connection's set-up.
+const dialTimeout = 10 * time.Second
 
 // NewTransport returns an HTTP transport sized for maxConns in-flight
 // requests to one host, with compression off (it would hide chunk timing).
 func NewTransport(maxConns int) *http.Transport {
 	return &http.Transport{
 		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        maxConns,
 		MaxIdleConnsPerHost: maxConns,
 		IdleConnTimeout:     90 * time.Second,
@@ -66,6 +75,13 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
+	}
+	if c.Loop != nil && c.Streaming {
+		c.fastOnce.Do(func() { c.fast = newFastConf(c) })
+		if c.fast != nil {
+			c.doLoop(ctx, c.fast, body, requestID, cancelAfter, cancelReq, maxTokens, rec)
+			return
+		}
 	}
 	var reused bool
 	trace := &httptrace.ClientTrace{
@@ -119,11 +135,8 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 // so nothing is kept per chunk but its timestamp.
 func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Record, maxTokens int) {
 	rd := sse.NewReader(body, c.Clock)
-	if rec.Chunks == nil {
-		rec.Chunks = make([]int64, 0, max(maxTokens, 16)+1)
-	}
-	var words tokenizer.WordCounter
-	var buf [256]byte
+	var st streamState
+	st.start(rec, maxTokens)
 	for {
 		ev, err := rd.Next()
 		if err != nil {
@@ -137,31 +150,59 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Rec
 			c.fail(rec, kind, err.Error())
 			return
 		}
-		if len(ev.Data) == 6 && string(ev.Data) == "[DONE]" {
+		if over, failed := c.onEvent(ev, rec, &st); failed {
+			return
+		} else if over {
 			break
 		}
-		text, full, perr := endpoint.Scan(ev.Data, buf[:0])
-		if perr != nil {
-			c.fail(rec, record.ErrMalformed, fmt.Sprintf("chunk %q: %v", snippet(ev.Data), perr))
-			return
-		}
-		if full != nil && full.ServerErr != "" {
-			c.fail(rec, record.ErrServer, snippet([]byte(full.ServerErr)))
-			return
-		}
-		if full != nil && full.Usage != nil {
-			rec.ServerISL, rec.ServerOSL = full.Usage.PromptTokens, full.Usage.CompletionTokens
-		}
-		if len(text) > 0 {
-			if rec.FirstToken == 0 {
-				rec.FirstToken = ev.At
-			}
-			rec.Chunks = append(rec.Chunks, ev.At)
-			words.Write(text)
-		}
 	}
+	c.endStream(rec, &st)
+}
+
+// streamState is what reading one stream keeps between its events.
+type streamState struct {
+	words tokenizer.WordCounter
+	buf   [256]byte
+}
+
+func (st *streamState) start(rec *record.Record, maxTokens int) {
+	if rec.Chunks == nil {
+		rec.Chunks = make([]int64, 0, max(maxTokens, 16)+1)
+	}
+}
+
+// onEvent takes one SSE event into rec: over at [DONE], failed (and rec
+// marked) when the event is malformed or carries a server error.
+func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (over, failed bool) {
+	if len(ev.Data) == 6 && string(ev.Data) == "[DONE]" {
+		return true, false
+	}
+	text, full, perr := endpoint.Scan(ev.Data, st.buf[:0])
+	if perr != nil {
+		c.fail(rec, record.ErrMalformed, fmt.Sprintf("chunk %q: %v", snippet(ev.Data), perr))
+		return true, true
+	}
+	if full != nil && full.ServerErr != "" {
+		c.fail(rec, record.ErrServer, snippet([]byte(full.ServerErr)))
+		return true, true
+	}
+	if full != nil && full.Usage != nil {
+		rec.ServerISL, rec.ServerOSL = full.Usage.PromptTokens, full.Usage.CompletionTokens
+	}
+	if len(text) > 0 {
+		if rec.FirstToken == 0 {
+			rec.FirstToken = ev.At
+		}
+		rec.Chunks = append(rec.Chunks, ev.At)
+		st.words.Write(text)
+	}
+	return false, false
+}
+
+// endStream closes a stream that ended without a failure.
+func (c *Client) endStream(rec *record.Record, st *streamState) {
 	rec.End = c.Clock()
-	rec.OSL = words.N
+	rec.OSL = st.words.N
 	if rec.OSL == 0 {
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "stream ended with no content"
 	}
@@ -174,6 +215,11 @@ func (c *Client) readWhole(ctx context.Context, body io.Reader, rec *record.Reco
 		c.fail(rec, classify(ctx, err), err.Error())
 		return
 	}
+	c.parseWhole(b, rec)
+}
+
+// parseWhole takes a whole (non-streamed) response body into rec.
+func (c *Client) parseWhole(b []byte, rec *record.Record) {
 	r, err := c.Kind.ParseResponse(b)
 	if err != nil {
 		c.fail(rec, record.ErrMalformed, fmt.Sprintf("%q: %v", snippet(b), err))
@@ -202,20 +248,29 @@ func (c *Client) newRequest(ctx context.Context, body []byte, requestID string) 
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	c.setHeaders(req.Header, requestID)
+	req.Header.Set("User-Agent", userAgent)
+	return req, nil
+}
+
+// userAgent names the tool to servers.
+const userAgent = "aiperf-action"
+
+// setHeaders sets a request's headers (but Host, User-Agent and the length).
+func (c *Client) setHeaders(h http.Header, requestID string) {
+	h.Set("Content-Type", "application/json")
 	if c.Streaming {
-		req.Header.Set("Accept", "text/event-stream")
+		h.Set("Accept", "text/event-stream")
 	}
 	if requestID != "" {
-		req.Header.Set("X-Request-ID", requestID)
+		h.Set("X-Request-ID", requestID)
 	}
 	if c.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.APIKey)
+		h.Set("Authorization", "Bearer "+c.APIKey)
 	}
-	for _, h := range c.Headers {
-		req.Header.Set(h[0], h[1])
+	for _, kv := range c.Headers {
+		h.Set(kv[0], kv[1])
 	}
-	return req, nil
 }
 
 // maxResends bounds the resends after server-closed kept-alive connections.

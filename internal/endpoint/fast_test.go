@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -45,11 +46,51 @@ func TestScanMatchesDecoder(t *testing.T) {
 			t.Errorf("Scan modified its input: %s", data)
 		}
 	}
-	for _, bad := range []string{`{"choices":[`, `{"choices":[{"delta":{"content":"unterminated}}]}`} {
+	for _, bad := range []string{`{"choices":[`, `{"choices":[{"delta":{"content":"unterminated}}]}`,
+		`{"choices":[]}{"choices":[]}`, `{"choices":[{"delta":{"content":"x"}}]`, `{"choices":[{"delta":{"content":"x"}]]}`,
+		`"content"`, ``, `{"choices":[{"delta":{"content":"x"}}]}]`} {
 		if _, _, err := Scan([]byte(bad), nil); err == nil {
 			t.Errorf("malformed %q accepted", bad)
 		}
 	}
+}
+
+func TestWellFormed(t *testing.T) {
+	for s, want := range map[string]bool{
+		`{}`:                      true,
+		` {"a":[1,{"b":"}]{"}]} `: true, // brackets inside strings do not count
+		`{"a":"say \"}\" twice"}`: true,
+		`{"a":"\\"}`:              true,
+		`{"a":"\\"}}`:             false,
+		`{"a":"\"}`:               false, // the quote is escaped: the string never closes
+		`{"a":1}{"b":2}`:          false,
+		`{"a":[1}`:                false,
+		`[{"a":1}]`:               false,
+		`{"a":{"b":1}`:            false,
+	} {
+		if got := wellFormed([]byte(s)); got != want {
+			t.Errorf("wellFormed(%s) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// The hot path's whole-chunk check against encoding/json's validator.
+func BenchmarkWellFormed(b *testing.B) {
+	data := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" word"},"logprobs":null,"finish_reason":null}]}`)
+	b.Run("wellFormed", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if !wellFormed(data) {
+				b.Fatal()
+			}
+		}
+	})
+	b.Run("json.Valid", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if !json.Valid(data) {
+				b.Fatal()
+			}
+		}
+	})
 }
 
 func BenchmarkScanChunk(b *testing.B) {

@@ -12,22 +12,22 @@ import (
 
 // shape is one OpenAI response family.
 type shape struct {
-	name       string
-	idPrefix   string
-	chunkObj   string
-	wholeObj   string
-	roleChunk  bool
-	contentFmt func(word string) string // the choice object for one content chunk
-	finishFmt  func(reason string) string
-	whole      func(text, reason string) string // the choice object of a whole response
+	name      string
+	idPrefix  string
+	chunkObj  string
+	wholeObj  string
+	roleChunk bool
+	// A content chunk's choice object is contentPre, the token, contentPost.
+	contentPre, contentPost string
+	finishFmt               func(reason string) string
+	whole                   func(text, reason string) string // the choice object of a whole response
 }
 
 var chatShape = shape{
 	name: "chat", idPrefix: "chatcmpl-", chunkObj: "chat.completion.chunk", wholeObj: "chat.completion", roleChunk: true,
-	contentFmt: func(w string) string {
-		return `{"index":0,"delta":{"content":"` + w + `"},"logprobs":null,"finish_reason":null}`
-	},
-	finishFmt: func(r string) string { return `{"index":0,"delta":{},"logprobs":null,"finish_reason":"` + r + `"}` },
+	contentPre:  `{"index":0,"delta":{"content":"`,
+	contentPost: `"},"logprobs":null,"finish_reason":null}`,
+	finishFmt:   func(r string) string { return `{"index":0,"delta":{},"logprobs":null,"finish_reason":"` + r + `"}` },
 	whole: func(text, r string) string {
 		return `{"index":0,"message":{"role":"assistant","content":"` + text + `"},"logprobs":null,"finish_reason":"` + r + `"}`
 	},
@@ -35,10 +35,9 @@ var chatShape = shape{
 
 var completionShape = shape{
 	name: "completions", idPrefix: "cmpl-", chunkObj: "text_completion", wholeObj: "text_completion",
-	contentFmt: func(w string) string {
-		return `{"index":0,"text":"` + w + `","logprobs":null,"finish_reason":null}`
-	},
-	finishFmt: func(r string) string { return `{"index":0,"text":"","logprobs":null,"finish_reason":"` + r + `"}` },
+	contentPre:  `{"index":0,"text":"`,
+	contentPost: `","logprobs":null,"finish_reason":null}`,
+	finishFmt:   func(r string) string { return `{"index":0,"text":"","logprobs":null,"finish_reason":"` + r + `"}` },
 	whole: func(text, r string) string {
 		return `{"index":0,"text":"` + text + `","logprobs":null,"finish_reason":"` + r + `"}`
 	},
@@ -112,6 +111,29 @@ func waitUntil(r *http.Request, t *time.Timer, until time.Time) bool {
 }
 
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, sh shape, prefix string, n int, finish string, h uint32, arrival time.Time, withUsage bool, usage string, truth *Truth) {
+	if tk := s.take(w, r); tk != nil {
+		// Chunk k's event, framed as an HTTP chunk; the last carries the
+		// finish chunk, the usage chunk, [DONE] and the chunked body's end.
+		var ev []byte
+		frame := func(b, ev []byte) []byte {
+			b = strconv.AppendInt(b, int64(len(ev)), 16)
+			b = append(b, "\r\n"...)
+			b = append(b, ev...)
+			return append(b, "\r\n"...)
+		}
+		chunk := func(k int, b []byte) []byte {
+			ev = s.event(ev[:0], sh, prefix, h, k)
+			b = frame(b, ev)
+			if k == n-1 {
+				ev = s.streamEnd(ev[:0], sh, prefix, finish, withUsage, usage)
+				b = frame(b, ev)
+				b = append(b, "0\r\n\r\n"...)
+			}
+			return b
+		}
+		s.streamConn(tk, r, n, chunk, arrival, truth)
+		return
+	}
 	fl, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -129,16 +151,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sh shape, prefix
 			truth.Aborted = true
 			return
 		}
-		buf = buf[:0]
-		if k == 0 && sh.roleChunk {
-			buf = append(buf, "data: "...)
-			buf = append(buf, prefix...)
-			buf = append(buf, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
-		}
-		buf = append(buf, "data: "...)
-		buf = append(buf, prefix...)
-		buf = append(buf, sh.contentFmt(" "+tokenizer.Word(int(h)+k))...)
-		buf = append(buf, "]}\n\n"...)
+		buf = s.event(buf[:0], sh, prefix, h, k)
 		if _, err := w.Write(buf); err != nil {
 			truth.Aborted = true
 			return
@@ -154,7 +167,34 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sh shape, prefix
 		}
 		last = now
 	}
-	buf = buf[:0]
+	w.Write(s.streamEnd(buf[:0], sh, prefix, finish, withUsage, usage))
+	if fl != nil {
+		fl.Flush()
+	}
+	if s.cfg.CloseAfterStream {
+		closeOnNextRequest(w)
+	}
+}
+
+// event appends token k's SSE event (with the role chunk before the first).
+func (s *Server) event(buf []byte, sh shape, prefix string, h uint32, k int) []byte {
+	if k == 0 && sh.roleChunk {
+		buf = append(buf, "data: "...)
+		buf = append(buf, prefix...)
+		buf = append(buf, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
+	}
+	buf = append(buf, "data: "...)
+	buf = append(buf, prefix...)
+	buf = append(buf, sh.contentPre...)
+	buf = append(buf, ' ')
+	buf = append(buf, tokenizer.Word(int(h)+k)...)
+	buf = append(buf, sh.contentPost...)
+	return append(buf, "]}\n\n"...)
+}
+
+// streamEnd appends the finish chunk, the usage chunk when asked for, and
+// [DONE].
+func (s *Server) streamEnd(buf []byte, sh shape, prefix, finish string, withUsage bool, usage string) []byte {
 	buf = append(buf, "data: "...)
 	buf = append(buf, prefix...)
 	buf = append(buf, sh.finishFmt(finish)...)
@@ -164,14 +204,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sh shape, prefix
 		buf = append(buf, prefix...)
 		buf = append(buf, "],"+usage+"}\n\n"...)
 	}
-	buf = append(buf, "data: [DONE]\n\n"...)
-	w.Write(buf)
-	if fl != nil {
-		fl.Flush()
-	}
-	if s.cfg.CloseAfterStream {
-		closeOnNextRequest(w)
-	}
+	return append(buf, "data: [DONE]\n\n"...)
 }
 
 // closeOnNextRequest ends the chunked response itself, keeps the

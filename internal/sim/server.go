@@ -13,9 +13,11 @@
 package sim
 
 import (
+	"context"
 	"encoding/json"
 	"hash/fnv"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -61,6 +63,12 @@ type Server struct {
 	dropped int
 	mux     *http.ServeMux
 	metrics simMetrics
+
+	pace   *pacer          // one for all streams: see pacer
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	connMu sync.Mutex
+	conns  map[net.Conn]struct{} // taken over from net/http
 }
 
 // New returns a simulator with cfg.
@@ -74,7 +82,8 @@ func New(cfg Config) *Server {
 	if cfg.Model == "" {
 		cfg.Model = DefaultConfig.Model
 	}
-	s := &Server{cfg: cfg, created: time.Now().Unix(), mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, created: time.Now().Unix(), mux: http.NewServeMux(), pace: newPacer()}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, chatShape) })
 	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, completionShape) })
 	s.mux.HandleFunc("GET /v1/models", s.models)
@@ -84,9 +93,6 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("DELETE /sim/truth", func(w http.ResponseWriter, r *http.Request) { s.Reset(); w.WriteHeader(http.StatusNoContent) })
 	return s
 }
-
-// ServeHTTP serves the OpenAI routes, /health and /sim/truth.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 // Truths returns a copy of the kept truths, oldest first.
 func (s *Server) Truths() []Truth {

@@ -44,33 +44,79 @@ func (r *Reader) Next() (Event, error) {
 			return ev, nil
 		}
 		if r.err != nil {
-			if len(bytes.TrimSpace(r.buf[r.start:])) > 0 {
-				// A final event without its blank line still counts, as in browsers' lax parsers,
-				// but only if it ends in a newline; otherwise it was cut.
-				rest := r.buf[r.start:]
-				r.start = len(r.buf)
-				if rest[len(rest)-1] == '\n' {
-					if d := r.parse(rest); d != nil {
-						return Event{Data: d, At: r.last}, nil
-					}
-				}
-				if r.err == io.EOF {
-					return Event{}, io.ErrUnexpectedEOF
-				}
-			}
-			return Event{}, r.err
+			return r.tail()
 		}
 		r.fill()
 	}
 }
 
-func (r *Reader) fill() {
+// tail is what is left once the stream has ended with r.err.
+func (r *Reader) tail() (Event, error) {
+	if len(bytes.TrimSpace(r.buf[r.start:])) > 0 {
+		// A final event without its blank line still counts, as in browsers' lax parsers,
+		// but only if it ends in a newline; otherwise it was cut.
+		rest := r.buf[r.start:]
+		r.start = len(r.buf)
+		if rest[len(rest)-1] == '\n' {
+			if d := r.parse(rest); d != nil {
+				return Event{Data: d, At: r.last}, nil
+			}
+		}
+		if r.err == io.EOF {
+			return Event{}, io.ErrUnexpectedEOF
+		}
+	}
+	return Event{}, r.err
+}
+
+// NewDecoder returns a Reader fed by the caller (Feed, Scan, End) instead
+// of reading: for an event loop that reads many streams itself.
+func NewDecoder() *Reader {
+	return &Reader{buf: make([]byte, 0, 4<<10)}
+}
+
+// Reset empties a decoder for another stream, keeping its buffer.
+func (r *Reader) Reset() {
+	*r = Reader{r: r.r, clock: r.clock, buf: r.buf[:0], data: r.data[:0]}
+}
+
+// Feed adds bytes that a read returning at clock reading at delivered.
+func (r *Reader) Feed(b []byte, at int64) {
+	r.compact()
+	r.buf = append(r.buf, b...)
+	r.last = at
+	if r.first == 0 {
+		r.first = at
+	}
+}
+
+// Scan returns the next complete event fed so far.
+func (r *Reader) Scan() (Event, bool) { return r.scan() }
+
+// End is Next at the end of the stream: a last event without its blank
+// line, io.EOF at a clean end, io.ErrUnexpectedEOF inside an event.
+func (r *Reader) End() (Event, error) {
+	if ev, ok := r.scan(); ok {
+		return ev, nil
+	}
+	if r.err == nil {
+		r.err = io.EOF
+	}
+	return r.tail()
+}
+
+// compact makes room at the end of buf by dropping what was consumed.
+func (r *Reader) compact() {
 	if r.start > 0 && r.start == len(r.buf) {
 		r.buf, r.start = r.buf[:0], 0
 	} else if r.start > cap(r.buf)/2 {
 		n := copy(r.buf, r.buf[r.start:])
 		r.buf, r.start = r.buf[:n], 0
 	}
+}
+
+func (r *Reader) fill() {
+	r.compact()
 	if len(r.buf) == cap(r.buf) {
 		nb := make([]byte, len(r.buf), 2*cap(r.buf))
 		copy(nb, r.buf)
@@ -107,9 +153,11 @@ func (r *Reader) scan() (Event, bool) {
 // eventEnd finds the blank line that ends an event: "\n\n" or "\r\n\r\n".
 func eventEnd(b []byte) (end, skip int) {
 	for i := 0; i+1 < len(b); i++ {
-		if b[i] != '\n' {
-			continue
+		j := bytes.IndexByte(b[i:len(b)-1], '\n')
+		if j < 0 {
+			break
 		}
+		i += j
 		if b[i+1] == '\n' {
 			return i + 1, 1
 		}

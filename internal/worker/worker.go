@@ -54,6 +54,10 @@ type worker struct {
 	shipped uint64
 }
 
+// ClientEnv chooses the worker's HTTP client: "nethttp" turns the epoll
+// loop off (for comparisons, and as a way out should it misbehave).
+const ClientEnv = "AIPERF_ACTION_CLIENT"
+
 // Run runs one worker until its shard is done or the controller says stop.
 func Run(ctx context.Context, opt Options) error {
 	if opt.Stderr == nil {
@@ -115,6 +119,15 @@ func Run(ctx context.Context, opt Options) error {
 	}
 	transport := client.NewTransport(maxConc)
 	defer transport.CloseIdleConnections()
+	// Streamed plain-HTTP responses are read by one epoll loop (Linux);
+	// AIPERF_ACTION_CLIENT=nethttp keeps every request on net/http.
+	var loop *client.Loop
+	if os.Getenv(ClientEnv) != "nethttp" {
+		if l, err := client.NewLoop(); err == nil {
+			loop = l
+			defer l.Close()
+		}
+	}
 	for k := range shard.Phases {
 		// The first START follows the handshake at once; later ones wait for
 		// every worker to finish the phase before (liveness is watched by
@@ -148,6 +161,7 @@ func Run(ctx context.Context, opt Options) error {
 			Streaming: shard.Streaming,
 			Timeout:   time.Duration(shard.TimeoutNs),
 			Clock:     func() int64 { return int64(time.Since(start)) },
+			Loop:      loop,
 		}
 		w.runPhase(runCtx, c, &shard.Phases[k], start)
 		if k < len(shard.Phases)-1 && runCtx.Err() == nil {
