@@ -431,7 +431,7 @@ func readAllRecords(path string) ([]record.Record, error) {
 }
 
 func fetchTruth(ctx context.Context, url string) (map[string]sim.Truth, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/sim/truth", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/sim/truth?settle=1", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("read the server's truth: %w", err)

@@ -145,6 +145,7 @@ func TestDurationGraceCancelsInFlight(t *testing.T) {
 			grace++
 		}
 	}
+	srv.Settle(5 * time.Second)
 	if len(recs) != len(srv.Truths()) {
 		t.Errorf("%d records, the server saw %d requests", len(recs), len(srv.Truths()))
 	}

@@ -141,7 +141,7 @@ func TestProfileEndToEnd(t *testing.T) {
 		t.Errorf("OSL min/max %v/%v", o.Min, o.Max)
 	}
 	// Every request reached the server: its truth has all 64, by request id.
-	resp, err := http.Get(url + "/sim/truth")
+	resp, err := http.Get(url + "/sim/truth?settle=1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,6 +82,9 @@ func serveUntil(ctx context.Context, ln net.Listener, h http.Handler) error {
 	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close()
 	}
+	if c, ok := h.(io.Closer); ok {
+		c.Close() // connections the handler took over from net/http
+	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

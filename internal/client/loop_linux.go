@@ -93,7 +93,7 @@ func (l *Loop) Close() error {
 			ec.close()
 			if in := ec.req.Swap(nil); in != nil {
 				in.finish(net.ErrClosed, false)
-				close(in.done)
+				in.signal()
 			}
 		}
 	}
@@ -164,8 +164,11 @@ func (l *Loop) readable(ec *econn, buf []byte) {
 		}
 		in.eof(err)
 	}
-	if in.over {
-		l.complete(ec, in)
+	switch {
+	case in.over:
+		l.complete(ec, in) // the connection is back in the pool before the sender goes on
+	case in.recorded:
+		in.signal() // at [DONE]: the body's end may come in a later read
 	}
 }
 
@@ -187,7 +190,7 @@ func (l *Loop) complete(ec *econn, in *inflight) {
 	if !in.keep {
 		l.forget(ec)
 	}
-	close(in.done)
+	in.signal()
 }
 
 // forget removes ec from the loop and closes it.
@@ -350,6 +353,26 @@ type inflight struct {
 	err      error // how the connection failed, if it did
 	early    bool  // it failed before a byte of the response came
 	recorded bool  // rec holds the request's outcome
+	// What the sender reads once done is closed: after a [DONE] the loop
+	// goes on reading to the body's end (to keep the connection), so the
+	// fields above are not for the sender.
+	out      outcome
+	signaled bool
+}
+
+type outcome struct {
+	recorded, early bool
+	err             error
+}
+
+// signal hands the outcome to the sender, once. From here on the loop no
+// longer touches rec.
+func (in *inflight) signal() {
+	if !in.signaled {
+		in.signaled = true
+		in.out = outcome{in.recorded, in.early, in.err}
+		close(in.done)
+	}
 }
 
 const (
@@ -418,11 +441,6 @@ func (in *inflight) feed(b []byte, at int64) {
 		}
 	default:
 		in.payload(b, at)
-	}
-	if !in.over && in.sawDone {
-		// [DONE] came and the body did not end with this read: the
-		// stream is over, the connection is not worth waiting for.
-		in.finish(nil, false)
 	}
 }
 
@@ -559,11 +577,11 @@ func (in *inflight) eof(err error) {
 	case !in.any:
 		in.early = true
 		in.finish(err, false)
-	case in.headDone && in.framing == byClose && err == io.EOF:
-		in.bodyEnd(in.rec.FirstByte)
-		in.keep = false
 	case in.sawDone:
 		in.finish(nil, false)
+	case in.headDone && in.framing == byClose && err == io.EOF:
+		in.bodyEnd(in.c.Clock())
+		in.keep = false
 	case err == io.EOF:
 		in.finish(io.ErrUnexpectedEOF, false)
 	default:
@@ -664,11 +682,13 @@ func (c *Client) doLoop(ctx context.Context, f *fastConf, body []byte, requestID
 			// The loop may be completing in already (the server closed).
 			ec.shutdown(in)
 			<-in.done
-			if reused && n < maxResends && ctx.Err() == nil && !in.any {
+			if in.out.early && reused && n < maxResends && ctx.Err() == nil {
 				rec.Retried = true
 				continue
 			}
-			c.fail(rec, classify(ctx, err), err.Error())
+			if !in.out.recorded { // (a server may answer, say 413, and close)
+				c.fail(rec, classify(ctx, err), err.Error())
+			}
 			return
 		}
 		select {
@@ -677,14 +697,15 @@ func (c *Client) doLoop(ctx context.Context, f *fastConf, body []byte, requestID
 			ec.shutdown(in)
 			<-in.done
 		}
-		if in.early && reused && n < maxResends && ctx.Err() == nil {
+		out := in.out
+		if out.early && reused && n < maxResends && ctx.Err() == nil {
 			rec.Retried = true
 			continue
 		}
-		if in.recorded {
+		if out.recorded {
 			return
 		}
-		err = in.err
+		err = out.err
 		if err == nil {
 			err = io.ErrUnexpectedEOF
 		}

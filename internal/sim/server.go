@@ -101,6 +101,14 @@ func (s *Server) Truths() []Truth {
 	return append([]Truth(nil), s.truths...)
 }
 
+// Settle waits (up to d) until no request is being generated. A client
+// can see a stream's last bytes a moment before its truth is kept.
+func (s *Server) Settle(d time.Duration) {
+	for end := time.Now().Add(d); s.metrics.running.Load() > 0 && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // Reset forgets all truths.
 func (s *Server) Reset() {
 	s.mu.Lock()
@@ -120,6 +128,9 @@ func (s *Server) keep(t Truth) {
 }
 
 func (s *Server) truthHandler(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Has("settle") {
+		s.Settle(5 * time.Second)
+	}
 	s.mu.Lock()
 	body := struct {
 		TTFTNs  int64   `json:"ttft_ns"`

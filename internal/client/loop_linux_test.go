@@ -1,0 +1,358 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/record"
+)
+
+const chunkPrefix = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[`
+
+func sseEvent(word string) string {
+	return chunkPrefix + `{"index":0,"delta":{"content":"` + word + `"},"finish_reason":null}]}` + "\n\n"
+}
+
+// sseBody is n content events, a usage event and, if done, [DONE].
+func sseBody(n int, done bool) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(sseEvent(fmt.Sprintf(" w%d", i)))
+	}
+	b.WriteString(`data: {"id":"c","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":` + fmt.Sprint(n) + `,"total_tokens":9}}` + "\n\n")
+	if done {
+		b.WriteString("data: [DONE]\n\n")
+	}
+	return b.String()
+}
+
+// raw answers with bytes written straight on the connection, in pieces
+// of at most piece bytes (0: at once), then closes it when close is set.
+func raw(resp string, piece int, close bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		conn, brw, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			panic(err)
+		}
+		defer func() {
+			if close {
+				conn.Close()
+			}
+		}()
+		brw.Flush()
+		for rest := resp; len(rest) > 0; {
+			n := len(rest)
+			if piece > 0 {
+				n = min(n, piece)
+			}
+			conn.Write([]byte(rest[:n]))
+			rest = rest[n:]
+			if piece > 0 {
+				time.Sleep(200 * time.Microsecond)
+			}
+		}
+		if !close {
+			// Keep the connection for the client's next request.
+			go func() {
+				defer conn.Close()
+				conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+				bufio.NewReader(conn).Peek(1)
+			}()
+		}
+	}
+}
+
+func chunked(body string, size int) string {
+	var b strings.Builder
+	for len(body) > 0 {
+		n := min(len(body), size)
+		fmt.Fprintf(&b, "%x\r\n%s\r\n", n, body[:n])
+		body = body[n:]
+	}
+	b.WriteString("0\r\n\r\n")
+	return b.String()
+}
+
+// Every response shape gives the loop the same record as net/http.
+func TestLoopMatchesNetHTTP(t *testing.T) {
+	sseHead := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+	cases := []struct {
+		name    string
+		h       http.Handler
+		kind    string
+		osl     int
+		chunks  int
+		status  int
+		usedOSL int // the server's count, when it sent usage
+	}{
+		{name: "flushed chunks", h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, ev := range strings.SplitAfter(sseBody(5, true), "\n\n") {
+				w.Write([]byte(ev))
+				w.(http.Flusher).Flush()
+			}
+		}), osl: 5, chunks: 5, status: 200, usedOSL: 5},
+		{name: "no DONE", h: raw(sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(sseBody(4, false), 100), 0, false), osl: 4, chunks: 4, status: 200, usedOSL: 4},
+		{name: "byte by byte", h: raw(sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(sseBody(3, true), 37), 7, false), osl: 3, chunks: 3, status: 200, usedOSL: 3},
+		{name: "content length", h: raw(sseHead+fmt.Sprintf("Content-Length: %d\r\n\r\n", len(sseBody(6, true)))+sseBody(6, true), 0, false), osl: 6, chunks: 6, status: 200, usedOSL: 6},
+		{name: "until close", h: raw(sseHead+"Connection: close\r\n\r\n"+sseBody(2, false), 0, true), osl: 2, chunks: 2, status: 200, usedOSL: 2},
+		{name: "last event without blank line", h: raw(sseHead+"Connection: close\r\n\r\n"+strings.TrimSuffix(sseBody(2, false), "\n"), 0, true), osl: 2, chunks: 2, status: 200, usedOSL: 2},
+		{name: "cut inside an event", h: raw(sseHead+"Connection: close\r\n\r\n"+sseBody(2, false)[:len(sseEvent(" w0"))+20], 0, true), kind: record.ErrStreamCut, chunks: 1, status: 200},
+		{name: "cut inside the chunked body", h: raw(sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(sseBody(3, true), 64)[:300], 0, true), kind: record.ErrStreamCut, chunks: 1, status: 200},
+		{name: "malformed chunk", h: raw(sseHead+"Connection: close\r\n\r\ndata: {\"choices\":[\n\n", 0, true), kind: record.ErrMalformed, status: 200},
+		{name: "error in stream", h: raw(sseHead+"Connection: close\r\n\r\n"+sseEvent(" a")+`data: {"error":{"message":"out of memory"}}`+"\n\n", 0, true), kind: record.ErrServer, chunks: 1, status: 200},
+		{name: "http 500", h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, `{"error":{"message":"boom"}}`, http.StatusInternalServerError)
+		}), kind: "http_500", status: 500},
+		{name: "whole JSON", h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"one two three"}}],"usage":{"prompt_tokens":1,"completion_tokens":3,"total_tokens":4}}`)
+		}), osl: 3, status: 200, usedOSL: 3},
+		{name: "empty stream", h: raw(sseHead+"Connection: close\r\n\r\ndata: [DONE]\n\n", 0, true), kind: record.ErrEmpty, status: 200},
+		{name: "closed without answer", h: raw("", 0, true), kind: record.ErrStreamCut},
+	}
+	loop, err := NewLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loop.Close()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(tc.h)
+			defer srv.Close()
+			for _, l := range []*Loop{nil, loop} {
+				name := "net/http"
+				if l != nil {
+					name = "loop"
+				}
+				c := &Client{HTTP: &http.Client{Transport: NewTransport(4)}, URL: srv.URL + "/v1/chat/completions",
+					Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: l}
+				var rec record.Record
+				c.Do(context.Background(), []byte(`{}`), "id-1", 0, 8, &rec)
+				if rec.ErrKind != tc.kind || rec.OSL != tc.osl || len(rec.Chunks) != tc.chunks || rec.Status != tc.status || rec.ServerOSL != tc.usedOSL {
+					t.Errorf("%s: kind %q osl %d chunks %d status %d server osl %d (%s); want %q %d %d %d %d",
+						name, rec.ErrKind, rec.OSL, len(rec.Chunks), rec.Status, rec.ServerOSL, rec.ErrMsg, tc.kind, tc.osl, tc.chunks, tc.status, tc.usedOSL)
+				}
+				if rec.Sent <= 0 || rec.End < rec.Sent || (tc.chunks > 0 && (rec.FirstByte < rec.Sent || rec.Chunks[0] < rec.FirstByte)) {
+					t.Errorf("%s: times out of order: sent %d first byte %d chunks %v end %d", name, rec.Sent, rec.FirstByte, rec.Chunks, rec.End)
+				}
+			}
+		})
+	}
+}
+
+func clock() func() int64 {
+	start := time.Now()
+	return func() int64 { return int64(time.Since(start)) + 1 }
+}
+
+// Kept-alive connections are reused, and one the server closed while idle
+// is replaced without an error.
+func TestLoopKeepAliveAndResend(t *testing.T) {
+	var conns atomic.Int32
+	var closeNext atomic.Bool
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte(sseBody(2, true)))
+		if closeNext.Load() {
+			// The response ends; the connection looks reusable, and is
+			// closed once the client has it back in its pool.
+			w.(http.Flusher).Flush()
+			conn, brw, _ := w.(http.Hijacker).Hijack()
+			brw.WriteString("0\r\n\r\n")
+			brw.Flush()
+			go func() { time.Sleep(20 * time.Millisecond); conn.Close() }()
+		}
+	}))
+	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	loop, err := NewLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loop.Close()
+	c := &Client{URL: srv.URL, Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: loop}
+	for i := range 5 {
+		var rec record.Record
+		c.Do(context.Background(), []byte(`{}`), "", 0, 2, &rec)
+		if !rec.OK() || rec.OSL != 2 {
+			t.Fatalf("request %d: %+v", i, rec)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("5 sequential requests used %d connections, want 1", n)
+	}
+	closeNext.Store(true)
+	var rec record.Record
+	c.Do(context.Background(), []byte(`{}`), "", 0, 2, &rec)
+	time.Sleep(100 * time.Millisecond) // the server closes the pooled connection
+	closeNext.Store(false)
+	rec = record.Record{}
+	c.Do(context.Background(), []byte(`{}`), "", 0, 2, &rec)
+	if !rec.OK() || rec.OSL != 2 {
+		t.Fatalf("after the server closed the idle connection: %+v", rec)
+	}
+}
+
+// Cancellation, a timeout and a refused connection end as their kinds, and
+// the loop goes on serving.
+func TestLoopCancelTimeoutRefused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 0; i < 50; i++ {
+			if _, err := w.Write([]byte(sseEvent(" x"))); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}))
+	defer srv.Close()
+	loop, err := NewLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loop.Close()
+	c := &Client{URL: srv.URL, Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: loop}
+	var rec record.Record
+	c.Do(context.Background(), []byte(`{}`), "", 50*time.Millisecond, 50, &rec)
+	if rec.ErrKind != record.ErrCancelled || len(rec.Chunks) == 0 || len(rec.Chunks) > 10 {
+		t.Errorf("cancel after 50 ms: kind %q with %d chunks", rec.ErrKind, len(rec.Chunks))
+	}
+	c.Timeout = 60 * time.Millisecond
+	rec = record.Record{}
+	c.Do(context.Background(), []byte(`{}`), "", 0, 50, &rec)
+	if rec.ErrKind != record.ErrTimeout {
+		t.Errorf("timeout: kind %q (%s)", rec.ErrKind, rec.ErrMsg)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	refused := &Client{URL: "http://" + addr + "/", Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: loop}
+	rec = record.Record{}
+	refused.Do(context.Background(), []byte(`{}`), "", 0, 1, &rec)
+	if rec.ErrKind != record.ErrConnRefused {
+		t.Errorf("refused: kind %q (%s)", rec.ErrKind, rec.ErrMsg)
+	}
+	c.Timeout = 0
+	rec = record.Record{}
+	c.Do(context.Background(), []byte(`{}`), "", 0, 50, &rec)
+	if !rec.OK() || rec.OSL != 50 {
+		t.Errorf("after all that: %+v", rec.ErrMsg)
+	}
+}
+
+func TestChunkedDecoder(t *testing.T) {
+	body := "hello, chunked world"
+	enc := "5;ext=1\r\nhello\r\n0F\r\n, chunked world\r\n0\r\nTrailer: x\r\n\r\n"
+	for step := 1; step <= len(enc); step++ {
+		var d chunks
+		var got strings.Builder
+		end := false
+		for i := 0; i < len(enc); i += step {
+			e, err := d.decode([]byte(enc[i:min(i+step, len(enc))]), func(p []byte) { got.Write(p) })
+			if err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+			end = e
+		}
+		if got.String() != body || !end {
+			t.Fatalf("step %d: %q end %v", step, got.String(), end)
+		}
+	}
+	for _, bad := range []string{"x\r\n", "5\r\nhelloXX\r\n", "\r\n", "12345678901234567\r\n"} {
+		var d chunks
+		if _, err := d.decode([]byte(bad), func([]byte) {}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// BenchmarkLoopChunkPath is the loop's per-chunk work on one 128-token
+// stream as the simulator sends it (each event its own HTTP chunk, one
+// read each): chunked framing, SSE framing, the chunk check, finding the
+// text, counting tokens, timestamping. The read syscall is not in it (see
+// calibrate for the whole). Divide ns/op by 131 reads for a chunk.
+func BenchmarkLoopChunkPath(b *testing.B) {
+	head := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+	events := strings.SplitAfter(stream(), "\n\n")
+	reads := [][]byte{[]byte(head)}
+	for _, ev := range events {
+		if ev != "" {
+			reads = append(reads, []byte(fmt.Sprintf("%x\r\n%s\r\n", len(ev), ev)))
+		}
+	}
+	reads = append(reads, []byte("0\r\n\r\n"))
+	c := &Client{Kind: endpoint.Chat{}, Streaming: true, Clock: func() int64 { return 1 }}
+	ec := &econn{}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		var rec record.Record
+		in := &inflight{c: c, ec: ec, rec: &rec, maxTokens: 128}
+		for _, r := range reads {
+			in.feed(r, 2)
+		}
+		if !in.over || !in.recorded || rec.OSL != 128 || len(rec.Chunks) != 128 {
+			b.Fatalf("over %v osl %d chunks %d %s", in.over, rec.OSL, len(rec.Chunks), rec.ErrMsg)
+		}
+	}
+}
+
+// A server that ends the chunked body well after [DONE]: the request is
+// done at [DONE], and the connection is still reused.
+func TestLoopDrainsAfterDone(t *testing.T) {
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte(sseBody(3, true)))
+		w.(http.Flusher).Flush()
+		time.Sleep(30 * time.Millisecond) // the body's end comes later
+	}))
+	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	loop, err := NewLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loop.Close()
+	c := &Client{URL: srv.URL, Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: loop}
+	for i := range 4 {
+		var rec record.Record
+		start := time.Now()
+		c.Do(context.Background(), []byte(`{}`), "", 0, 3, &rec)
+		took := time.Since(start)
+		if !rec.OK() || rec.OSL != 3 {
+			t.Fatalf("request %d: %+v", i, rec)
+		}
+		if took >= 30*time.Millisecond {
+			t.Errorf("request %d waited %v for the body's end", i, took)
+		}
+		time.Sleep(50 * time.Millisecond) // the end arrives; the connection goes back to the pool
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("4 requests used %d connections, want 1", n)
+	}
+}
