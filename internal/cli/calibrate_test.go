@@ -41,10 +41,19 @@ func TestCalibrate(t *testing.T) {
 			t.Errorf("achieved %.1f%% of the ideal rate at c=%d", s.RatePct, s.Concurrency)
 		}
 	}
+	// The ramp defaults to one ideal request duration, and requests sent
+	// during it are left out: 1.5 s at ~11.8/s per stream.
+	if cal.RampS != 0.085 {
+		t.Errorf("ramp %v s, want 0.085", cal.RampS)
+	}
+	if n := cal.Steps[1].Requests; n < 40 || n > 75 {
+		t.Errorf("%d requests measured at c=4 over 1.5 s of 85 ms requests", n)
+	}
 	if !strings.Contains(res.stdout, "TTFT p50 err") || !strings.Contains(res.stdout, "bounds:") {
 		t.Errorf("table:\n%s", res.stdout)
 	}
-	if res := runCLI(t, time.Minute, "calibrate", "--steps", "8,4"); res.code != ExitError || !strings.Contains(res.stderr, "must increase") {
-		t.Errorf("bad --steps: exit %d %s", res.code, res.stderr)
+	if res := runCLI(t, time.Minute, "calibrate", "--steps", "8,4", "--ramp", "-1"); res.code != ExitError ||
+		!strings.Contains(res.stderr, "must increase") || !strings.Contains(res.stderr, "--ramp -1") {
+		t.Errorf("bad --steps and --ramp: exit %d %s", res.code, res.stderr)
 	}
 }
