@@ -36,7 +36,14 @@ type Loop struct {
 	idle       []*econn
 	closed     bool
 	done       chan struct{}
+	// Connections whose request is done ([DONE]) but whose body has not
+	// ended yet, with when they started draining (loop goroutine only).
+	draining map[*econn]time.Time
 }
+
+// drainFor bounds how long a connection may take to end its body after
+// [DONE] before it is closed rather than kept.
+const drainFor = time.Second
 
 // econn is one kept-alive connection.
 type econn struct {
@@ -68,7 +75,7 @@ func NewLoop() (*Loop, error) {
 		unix.Close(evfd)
 		return nil, fmt.Errorf("epoll: %w", err)
 	}
-	l := &Loop{epfd: epfd, evfd: evfd, done: make(chan struct{})}
+	l := &Loop{epfd: epfd, evfd: evfd, done: make(chan struct{}), draining: map[*econn]time.Time{}}
 	go l.run()
 	return l, nil
 }
@@ -108,12 +115,24 @@ func (l *Loop) run() {
 	events := make([]unix.EpollEvent, 256)
 	buf := make([]byte, 64<<10)
 	for {
-		n, err := unix.EpollWait(l.epfd, events, -1)
+		timeout := -1
+		if len(l.draining) > 0 {
+			timeout = int(drainFor / 4 / time.Millisecond)
+		}
+		n, err := unix.EpollWait(l.epfd, events, timeout)
 		if err != nil {
 			if err == unix.EINTR {
 				continue
 			}
 			return
+		}
+		for ec, since := range l.draining {
+			if time.Since(since) > drainFor {
+				if in := ec.req.Load(); in != nil {
+					in.finish(nil, false)
+					l.complete(ec, in)
+				}
+			}
 		}
 		for i := 0; i < n; i++ {
 			fd := int(events[i].Fd)
@@ -167,14 +186,16 @@ func (l *Loop) readable(ec *econn, buf []byte) {
 	switch {
 	case in.over:
 		l.complete(ec, in) // the connection is back in the pool before the sender goes on
-	case in.recorded:
+	case in.recorded && !in.signaled:
 		in.signal() // at [DONE]: the body's end may come in a later read
+		l.draining[ec] = time.Now()
 	}
 }
 
 // complete hands a finished request back to its sender, and the connection
 // to the idle list or to the bin.
 func (l *Loop) complete(ec *econn, in *inflight) {
+	delete(l.draining, ec)
 	ec.req.Store(nil)
 	if in.keep {
 		l.mu.Lock()

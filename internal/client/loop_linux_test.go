@@ -356,3 +356,36 @@ func TestLoopDrainsAfterDone(t *testing.T) {
 		t.Errorf("4 requests used %d connections, want 1", n)
 	}
 }
+
+// A server that never ends the body after [DONE]: the request is done at
+// [DONE], and the connection is closed after drainFor instead of kept.
+func TestLoopDrainIsBounded(t *testing.T) {
+	left := make(chan time.Duration, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte(sseBody(2, true)))
+		w.(http.Flusher).Flush()
+		start := time.Now()
+		select {
+		case <-r.Context().Done():
+			left <- time.Since(start)
+		case <-time.After(5 * time.Second):
+			left <- -1
+		}
+	}))
+	defer srv.Close()
+	loop, err := NewLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loop.Close()
+	c := &Client{URL: srv.URL, Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: loop}
+	var rec record.Record
+	c.Do(context.Background(), []byte(`{}`), "", 0, 2, &rec)
+	if !rec.OK() || rec.OSL != 2 {
+		t.Fatalf("%+v", rec)
+	}
+	if d := <-left; d < drainFor/2 || d > 3*drainFor {
+		t.Errorf("the connection was closed %v after [DONE], want about %v", d, drainFor)
+	}
+}
