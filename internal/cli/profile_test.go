@@ -100,6 +100,7 @@ func TestProfileEndToEnd(t *testing.T) {
 	}
 	ttft := run.Metrics[metrics.TTFT].Dist
 	itl := run.Metrics[metrics.ITL].Dist
+	t.Logf("TTFT p50 %.3f ms, ITL p50 %.3f ms", ttft.P50, itl.P50)
 	if math.Abs(ttft.P50-20) > 2 {
 		t.Errorf("TTFT p50 %.3f ms, want 20±2", ttft.P50)
 	}

@@ -327,9 +327,18 @@ func dialFD(ctx context.Context, addr string) (int, error) {
 }
 
 // send writes b on ec, waiting (bounded by ctx) while the socket is full.
+// Each write holds ec.mu: the loop may close the connection meanwhile (the
+// server went away), and its descriptor number may at once be another
+// connection's.
 func (ec *econn) send(ctx context.Context, b []byte) error {
 	for len(b) > 0 {
+		ec.mu.Lock()
+		if ec.closed {
+			ec.mu.Unlock()
+			return net.ErrClosed
+		}
 		n, err := unix.Write(ec.fd, b)
+		ec.mu.Unlock()
 		if n > 0 {
 			b = b[n:]
 		}
@@ -339,8 +348,7 @@ func (ec *econn) send(ctx context.Context, b []byte) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			fds := []unix.PollFd{{Fd: int32(ec.fd), Events: unix.POLLOUT}}
-			unix.Poll(fds, 100)
+			time.Sleep(100 * time.Microsecond) // the socket is full: a large body
 		default:
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -387,5 +388,30 @@ func TestLoopDrainIsBounded(t *testing.T) {
 	}
 	if d := <-left; d < drainFor/2 || d > 3*drainFor {
 		t.Errorf("the connection was closed %v after [DONE], want about %v", d, drainFor)
+	}
+}
+
+// A request body larger than the socket's buffers goes out whole.
+func TestLoopLargeBody(t *testing.T) {
+	var got atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond) // let the client's socket fill
+		n, _ := io.Copy(io.Discard, r.Body)
+		got.Store(n)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte(sseBody(1, true)))
+	}))
+	defer srv.Close()
+	loop, err := NewLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loop.Close()
+	c := &Client{URL: srv.URL, Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: loop}
+	body := []byte(`{"prompt":"` + strings.Repeat("x", 16<<20) + `"}`)
+	var rec record.Record
+	c.Do(context.Background(), body, "", 0, 1, &rec)
+	if !rec.OK() || got.Load() != int64(len(body)) {
+		t.Fatalf("%d of %d bytes arrived: %+v", got.Load(), len(body), rec.ErrMsg)
 	}
 }
