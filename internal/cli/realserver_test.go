@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -169,17 +170,43 @@ baseline:
 	if code, _ := gate("seed", "--config", config(4), "--mode", "refresh", "--commit", "base"); code != 0 {
 		t.Fatalf("refresh exit %d", code)
 	}
+	// The verdicts are statistics over three runs each; on a minute when the
+	// hypervisor steals a fifth of the CPU (seen here) the runs spread so
+	// far that the honest verdict is inconclusive. Such a gate is skipped
+	// with its figures, not passed.
+	disturbed := func(name, out string) {
+		if steal := maxSteal(t, filepath.Join(dir, name)); steal >= 5 && strings.Contains(out, "verdict INCONCLUSIVE") {
+			t.Skipf("gate %s: inconclusive with %.1f%% CPU steal in its runs: the verdicts were not checked", name, steal)
+		}
+	}
 	if code, out := gate("same", "--config", config(4)); code != 0 {
+		disturbed("same", out)
 		t.Fatalf("the same server did not pass (exit %d):\n%s", code, out)
 	}
 	code, out := gate("slowed", "--config", config(1))
 	if code != ExitRegression || !strings.Contains(out, "time_to_first_token p50 regressed") {
+		disturbed("slowed", out)
 		t.Fatalf("the one-slot server did not fail on TTFT (exit %d):\n%s", code, out)
 	}
 	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
 		c.Close()
 		t.Error("llama-server still listening after the gate")
 	}
+}
+
+// maxSteal is the highest CPU steal recorded by the runs under dir.
+func maxSteal(t *testing.T, dir string) float64 {
+	t.Helper()
+	steal := 0.0
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == result.RunFile {
+			if run, err := result.Read(filepath.Dir(path)); err == nil && run.ToolHealth.CPUStealPct != nil {
+				steal = max(steal, *run.ToolHealth.CPUStealPct)
+			}
+		}
+		return nil
+	})
+	return steal
 }
 
 func freePort(t *testing.T) int {
