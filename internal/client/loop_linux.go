@@ -50,7 +50,7 @@ type econn struct {
 	fd     int
 	req    atomic.Pointer[inflight] // the request it is serving; nil when idle
 	idle   bool                     // in the loop's idle list (guarded by Loop.mu)
-	mu     sync.Mutex               // orders a cancelling shutdown with the close
+	mu     sync.Mutex               // orders the sender's writes and a cancelling shutdown with the close
 	closed bool
 	// Reused by each request on the connection, read only by the loop.
 	dec  *sse.Reader
@@ -199,12 +199,11 @@ func (l *Loop) complete(ec *econn, in *inflight) {
 	ec.req.Store(nil)
 	if in.keep {
 		l.mu.Lock()
-		if !l.closed {
+		if l.closed {
+			in.keep = false
+		} else {
 			ec.idle = true
 			l.idle = append(l.idle, ec)
-			in.keep = true
-		} else {
-			in.keep = false
 		}
 		l.mu.Unlock()
 	}
