@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/result"
+	"github.com/aiperf-action/aiperf-action/internal/sysstat"
 )
 
 // Poisson at 50 requests/s for 10 s against serve. The plan for seed 2 has
@@ -23,8 +23,8 @@ import (
 // On a shared VM the host can stall this machine's CPUs for 5–20 ms
 // (measured here: 0.3–31% steal while the load ran), or run them slower
 // without any steal to show for it, and no tester can undo either. So each
-// attempt runs a control beside the load: a witness goroutine in this
-// process that waits for a due time every 20 ms the way the worker's
+// attempt runs a control beside the load: a witness (sysstat.Witness) in
+// this process that waits for a due time every 20 ms the way the worker's
 // scheduler does and records how late it got there. A lag miss is the
 // tester's fault when the machine was quiet by both measures: under 1%
 // steal (Poisson arrivals see time averages, so at 1% steal the p99
@@ -38,44 +38,6 @@ const (
 	maxCleanWitnessMs = 0.5
 )
 
-// witness wakes for a due time every period, sleeping to 2 ms before it
-// and yielding in a loop for the rest (the worker's open loop), and keeps
-// how late each wake-up was, in ms.
-type witness struct {
-	lates      []float64
-	stop, done chan struct{}
-}
-
-func startWitness(period time.Duration) *witness {
-	w := &witness{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		next := time.Now()
-		for {
-			next = next.Add(period)
-			if d := time.Until(next) - 2*time.Millisecond; d > 0 {
-				select {
-				case <-time.After(d):
-				case <-w.stop:
-					return
-				}
-			}
-			for time.Now().Before(next) {
-				runtime.Gosched()
-			}
-			w.lates = append(w.lates, float64(time.Since(next))/1e6)
-		}
-	}()
-	return w
-}
-
-// p99 stops the witness and returns its p99 lateness.
-func (w *witness) p99() float64 {
-	close(w.stop)
-	<-w.done
-	return percentile(w.lates, 0.99)
-}
-
 func TestPoissonRateEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10 s of load")
@@ -87,11 +49,11 @@ func TestPoissonRateEndToEnd(t *testing.T) {
 	var disturbed []string
 	for attempt := 1; attempt <= 3; attempt++ {
 		dir := filepath.Join(t.TempDir(), "run")
-		wit := startWitness(20 * time.Millisecond)
+		wit := sysstat.StartWitness(20 * time.Millisecond)
 		res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--request-rate", "50",
 			"--arrival-pattern", "poisson", "--benchmark-duration", "10", "--isl", "32", "--osl", "16",
 			"--extra-inputs", "ignore_eos:true", "--random-seed", "2", "--artifact-dir", dir)
-		witP99 := wit.p99()
+		witP99 := ms(wit.Stop(0.99))
 		if res.code != 0 {
 			t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 		}
