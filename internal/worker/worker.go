@@ -51,6 +51,7 @@ type worker struct {
 	recMu   sync.Mutex
 	pending []record.Record
 	seq     uint64
+	flushMu sync.Mutex // one flush at a time; guards shipped
 	shipped uint64
 }
 
@@ -225,8 +226,13 @@ func (w *worker) sender(ctx context.Context, done chan<- struct{}) {
 	}
 }
 
-// flush ships everything pending, BatchMax records per message.
+// flush ships everything pending, BatchMax records per message. The
+// sender's ticker and a phase's end both flush: flushMu keeps two flushes
+// from interleaving, so batches leave in sequence order (two at once sent
+// a later batch first, which the controller rightly called a gap).
 func (w *worker) flush() {
+	w.flushMu.Lock()
+	defer w.flushMu.Unlock()
 	w.recMu.Lock()
 	recs := w.pending
 	w.pending = nil
