@@ -250,6 +250,10 @@ func (c *Client) newRequest(ctx context.Context, body []byte, requestID string) 
 	}
 	c.setHeaders(req.Header, requestID)
 	req.Header.Set("User-Agent", userAgent)
+	if v := req.Header.Get("Host"); v != "" { // net/http sends req.Host, not this header
+		req.Host = v
+		req.Header.Del("Host")
+	}
 	return req, nil
 }
 

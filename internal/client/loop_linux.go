@@ -770,8 +770,13 @@ func newFastConf(c *Client) *fastConf {
 	}
 	h := http.Header{}
 	c.setHeaders(h, "")
+	host := u.Host
+	if v := h.Get("Host"); v != "" { // a --header Host: wins, once, as with net/http's req.Host
+		host = v
+		h.Del("Host")
+	}
 	var b bytes.Buffer
-	b.WriteString("POST " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nUser-Agent: " + userAgent + "\r\n")
+	b.WriteString("POST " + u.RequestURI() + " HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: " + userAgent + "\r\n")
 	h.Write(&b)
 	return &fastConf{addr: addr, head: b.Bytes()}
 }

@@ -415,3 +415,43 @@ func TestLoopLargeBody(t *testing.T) {
 		t.Fatalf("%d of %d bytes arrived: %+v", got.Load(), len(body), rec.ErrMsg)
 	}
 }
+
+// Headers reach the server the same way on both paths: the API key, a
+// custom header, a custom Host (once), the request ID and the user agent.
+func TestLoopHeadersMatchNetHTTP(t *testing.T) {
+	got := make(chan http.Header, 2)
+	hosts := make(chan string, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		hosts <- r.Host
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte(sseBody(1, true)))
+	}))
+	defer srv.Close()
+	loop, err := NewLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loop.Close()
+	var seen []string
+	for _, l := range []*Loop{nil, loop} {
+		c := &Client{HTTP: &http.Client{Transport: NewTransport(1)}, URL: srv.URL + "/v1/chat/completions?x=1",
+			Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: l, APIKey: "k",
+			Headers: [][2]string{{"X-Custom", "v"}, {"Host", "model.example"}}}
+		var rec record.Record
+		c.Do(context.Background(), []byte(`{}`), "id-7", 0, 1, &rec)
+		if !rec.OK() {
+			t.Fatalf("%v: %s", l != nil, rec.ErrMsg)
+		}
+		h, host := <-got, <-hosts
+		seen = append(seen, fmt.Sprintf("host=%s auth=%s custom=%s id=%s ua=%s ct=%s accept=%s hosts=%d",
+			host, h.Get("Authorization"), h.Get("X-Custom"), h.Get("X-Request-Id"), h.Get("User-Agent"),
+			h.Get("Content-Type"), h.Get("Accept"), len(h.Values("Host"))))
+	}
+	if seen[0] != seen[1] {
+		t.Errorf("net/http sent %s\nthe loop sent %s", seen[0], seen[1])
+	}
+	if !strings.Contains(seen[1], "host=model.example auth=Bearer k custom=v id=id-7 ua=aiperf-action") {
+		t.Errorf("headers: %s", seen[1])
+	}
+}
