@@ -750,6 +750,9 @@ func (c *Client) doLoop(ctx context.Context, f *fastConf, body []byte, requestID
 	}
 }
 
+// headerValue keeps a value on its header line.
+var headerValue = strings.NewReplacer("\r", " ", "\n", " ")
+
 // fastConf is what the loop's requests share: the address and the request
 // head up to the per-request headers.
 type fastConf struct {
@@ -787,7 +790,7 @@ func (f *fastConf) request(body []byte, requestID string) []byte {
 	b = append(b, f.head...)
 	if requestID != "" {
 		b = append(b, "X-Request-Id: "...)
-		b = append(b, strings.NewReplacer("\r", " ", "\n", " ").Replace(requestID)...)
+		b = append(b, headerValue.Replace(requestID)...)
 		b = append(b, "\r\n"...)
 	}
 	b = append(b, "Content-Length: "...)

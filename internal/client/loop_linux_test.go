@@ -121,11 +121,7 @@ func TestLoopMatchesNetHTTP(t *testing.T) {
 		{name: "empty stream", h: raw(sseHead+"Connection: close\r\n\r\ndata: [DONE]\n\n", 0, true), kind: record.ErrEmpty, status: 200},
 		{name: "closed without answer", h: raw("", 0, true), kind: record.ErrStreamCut},
 	}
-	loop, err := NewLoop()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loop.Close()
+	loop := newLoop(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(tc.h)
@@ -149,6 +145,22 @@ func TestLoopMatchesNetHTTP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newLoop starts a loop for the test's lifetime.
+func newLoop(t *testing.T) *Loop {
+	t.Helper()
+	loop, err := NewLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { loop.Close() })
+	return loop
+}
+
+// loopClient is a streaming chat client on its own loop.
+func loopClient(t *testing.T, url string) *Client {
+	return &Client{URL: url, Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: newLoop(t)}
 }
 
 func clock() func() int64 {
@@ -181,12 +193,7 @@ func TestLoopKeepAliveAndResend(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
-	loop, err := NewLoop()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loop.Close()
-	c := &Client{URL: srv.URL, Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: loop}
+	c := loopClient(t, srv.URL)
 	for i := range 5 {
 		var rec record.Record
 		c.Do(context.Background(), []byte(`{}`), "", 0, 2, &rec)
@@ -227,12 +234,7 @@ func TestLoopCancelTimeoutRefused(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	loop, err := NewLoop()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loop.Close()
-	c := &Client{URL: srv.URL, Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: loop}
+	c := loopClient(t, srv.URL)
 	var rec record.Record
 	c.Do(context.Background(), []byte(`{}`), "", 50*time.Millisecond, 50, &rec)
 	if rec.ErrKind != record.ErrCancelled || len(rec.Chunks) == 0 || len(rec.Chunks) > 10 {
@@ -247,7 +249,7 @@ func TestLoopCancelTimeoutRefused(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	refused := &Client{URL: "http://" + addr + "/", Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: loop}
+	refused := &Client{URL: "http://" + addr + "/", Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: c.Loop} // the same loop
 	rec = record.Record{}
 	refused.Do(context.Background(), []byte(`{}`), "", 0, 1, &rec)
 	if rec.ErrKind != record.ErrConnRefused {
@@ -334,12 +336,7 @@ func TestLoopDrainsAfterDone(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
-	loop, err := NewLoop()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loop.Close()
-	c := &Client{URL: srv.URL, Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: loop}
+	c := loopClient(t, srv.URL)
 	for i := range 3 {
 		var rec record.Record
 		start := time.Now()
@@ -375,12 +372,7 @@ func TestLoopDrainIsBounded(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	loop, err := NewLoop()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loop.Close()
-	c := &Client{URL: srv.URL, Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: loop}
+	c := loopClient(t, srv.URL)
 	var rec record.Record
 	c.Do(context.Background(), []byte(`{}`), "", 0, 2, &rec)
 	if !rec.OK() || rec.OSL != 2 {
@@ -402,12 +394,7 @@ func TestLoopLargeBody(t *testing.T) {
 		w.Write([]byte(sseBody(1, true)))
 	}))
 	defer srv.Close()
-	loop, err := NewLoop()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loop.Close()
-	c := &Client{URL: srv.URL, Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: loop}
+	c := loopClient(t, srv.URL)
 	body := []byte(`{"prompt":"` + strings.Repeat("x", 16<<20) + `"}`)
 	var rec record.Record
 	c.Do(context.Background(), body, "", 0, 1, &rec)
@@ -428,11 +415,7 @@ func TestLoopHeadersMatchNetHTTP(t *testing.T) {
 		w.Write([]byte(sseBody(1, true)))
 	}))
 	defer srv.Close()
-	loop, err := NewLoop()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loop.Close()
+	loop := newLoop(t)
 	var seen []string
 	for _, l := range []*Loop{nil, loop} {
 		c := &Client{HTTP: &http.Client{Transport: NewTransport(1)}, URL: srv.URL + "/v1/chat/completions?x=1",
