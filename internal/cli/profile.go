@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
@@ -251,6 +252,7 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 			}
 			run.ToolHealth.GCPauseMs += float64(out.WorkerGCPause[id]) / 1e6
 		}
+		run.ToolHealth.Stamps = mergeStamps(out.WorkerStamps)
 		run.ToolHealth.WorkerPIDs = out.WorkerPID
 		run.ToolHealth.Records = out.Received
 		run.ToolHealth.Integrity = append(run.ToolHealth.Integrity, out.Problems...)
@@ -541,4 +543,44 @@ func progress(stdout io.Writer, total int, done, failed *atomic.Int64) (stop fun
 		}
 	}()
 	return func() { close(quit); <-finished }
+}
+
+// mergeStamps sums the workers' stamp counts and read delays; nil when no
+// worker reported them.
+func mergeStamps(by map[int]*wire.Stamps) *result.Stamps {
+	if len(by) == 0 {
+		return nil
+	}
+	st := &result.Stamps{}
+	var delay *hdr.Histogram
+	for _, id := range controller.SortedIDs(by) {
+		w := by[id]
+		st.KernelReads += w.KernelReads
+		st.OtherReads += w.OtherReads
+		st.NetHTTP += w.NetHTTP
+		if w.ReadDelay == "" {
+			continue
+		}
+		h, err := hdr.Decode([]byte(w.ReadDelay))
+		if err != nil {
+			continue // (a worker of this binary encoded it; nothing to show)
+		}
+		if delay == nil {
+			delay = h
+		} else {
+			delay.Merge(h)
+		}
+	}
+	switch {
+	case st.OtherReads == 0 && st.NetHTTP == 0 && st.KernelReads > 0:
+		st.Source = "kernel"
+	case st.KernelReads == 0:
+		st.Source = "read"
+	default:
+		st.Source = "mixed"
+	}
+	if delay != nil {
+		st.ReadDelayMs = metrics.HistDist("ms", "us", 1000, delay)
+	}
+	return st
 }

@@ -19,6 +19,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -44,7 +45,13 @@ type Client struct {
 
 	fastOnce sync.Once
 	fast     *fastConf
+	viaHTTP  atomic.Uint64
 }
+
+// NetHTTPRequests counts the requests that went through net/http, whose
+// reads are stamped when they return (the loop's carry the kernel's
+// receive time).
+func (c *Client) NetHTTPRequests() uint64 { return c.viaHTTP.Load() }
 
 // dialTimeout bounds a connection's set-up.
 const dialTimeout = 10 * time.Second
@@ -83,6 +90,7 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 			return
 		}
 	}
+	c.viaHTTP.Add(1)
 	var reused bool
 	trace := &httptrace.ClientTrace{
 		GotConn:              func(i httptrace.GotConnInfo) { reused = i.Reused },

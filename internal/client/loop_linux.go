@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
 	"github.com/aiperf-action/aiperf-action/internal/record"
@@ -26,9 +27,14 @@ import (
 // epoll. With a goroutine per stream (net/http), each chunk cost a
 // netpoller wake-up, a goroutine switch, a read, and a second read that
 // found the socket empty; here it costs one read, with the readiness of
-// many sockets collected by one epoll_wait. The chunk is stamped when its
-// read returns, as before. Only plain-HTTP streaming requests take this
-// path; the rest go through net/http.
+// many sockets collected by one epoll_wait. Only plain-HTTP streaming
+// requests take this path; the rest go through net/http.
+//
+// A read is stamped with the time the kernel received its data
+// (SO_TIMESTAMPNS), not the time the read returned: how late the loop got
+// to a socket is the tester's delay, not the server's, and it is kept
+// apart as the read delay (ReadStats). Where the kernel gives no stamp the
+// read's return is used, and counted.
 type Loop struct {
 	epfd, evfd int
 	mu         sync.Mutex
@@ -39,6 +45,38 @@ type Loop struct {
 	// Connections whose request is done ([DONE]) but whose body has not
 	// ended yet, with when they started draining (loop goroutine only).
 	draining map[*econn]time.Time
+	stats    ReadStats // loop goroutine only, until done is closed
+}
+
+// ReadStats is how a loop's reads were stamped.
+type ReadStats struct {
+	KernelReads uint64         // stamped with the kernel's receive time
+	OtherReads  uint64         // no kernel stamp came: stamped when the read returned
+	Delay       *hdr.Histogram // µs from the kernel's receive time to the read's return
+}
+
+// maxReadDelayUs bounds the read-delay histogram (values above are clamped).
+const maxReadDelayUs = 60_000_000
+
+// ReadStats returns how the loop's reads were stamped. It waits for the
+// loop to have stopped: call it after Close.
+func (l *Loop) ReadStats() ReadStats {
+	<-l.done
+	return l.stats
+}
+
+// stamp returns the run-clock time of a read that returned at at: the
+// kernel's receive time when oob carries one.
+func (l *Loop) stamp(at int64, oob []byte) int64 {
+	rx, ok := rxStamp(oob)
+	if !ok || noKernelStamps {
+		l.stats.OtherReads++
+		return at
+	}
+	l.stats.KernelReads++
+	d := max(time.Now().UnixNano()-rx, 0) // the read's delay; a clock step may make it negative
+	_ = l.stats.Delay.RecordValue(min(d/1e3, maxReadDelayUs))
+	return at - d
 }
 
 // drainFor bounds how long a connection may take to end its body after
@@ -75,7 +113,8 @@ func NewLoop() (*Loop, error) {
 		unix.Close(evfd)
 		return nil, fmt.Errorf("epoll: %w", err)
 	}
-	l := &Loop{epfd: epfd, evfd: evfd, done: make(chan struct{}), draining: map[*econn]time.Time{}}
+	l := &Loop{epfd: epfd, evfd: evfd, done: make(chan struct{}), draining: map[*econn]time.Time{},
+		stats: ReadStats{Delay: hdr.New(1, maxReadDelayUs, 3)}}
 	go l.run()
 	return l, nil
 }
@@ -114,6 +153,7 @@ func (l *Loop) run() {
 	defer close(l.done)
 	events := make([]unix.EpollEvent, 256)
 	buf := make([]byte, 64<<10)
+	oob := make([]byte, oobSize)
 	for {
 		timeout := -1
 		if len(l.draining) > 0 {
@@ -146,14 +186,14 @@ func (l *Loop) run() {
 			}
 			l.mu.Unlock()
 			if ec != nil {
-				l.readable(ec, buf)
+				l.readable(ec, buf, oob)
 			}
 		}
 	}
 }
 
 // readable handles one ready connection: one read, fed to its request.
-func (l *Loop) readable(ec *econn, buf []byte) {
+func (l *Loop) readable(ec *econn, buf, oob []byte) {
 	in := ec.req.Load()
 	if in == nil {
 		// An idle connection said something (the server closed it): drop it.
@@ -170,11 +210,14 @@ func (l *Loop) readable(ec *econn, buf []byte) {
 		return
 	}
 	in.ec = ec
-	n, err := unix.Read(ec.fd, buf)
+	n, oobn, err := recvStamped(ec.fd, buf, oob)
 	if err == unix.EAGAIN || err == unix.EINTR {
 		return
 	}
 	at := in.c.Clock()
+	if n > 0 {
+		at = l.stamp(at, oob[:oobn])
+	}
 	if n > 0 {
 		in.feed(buf[:n], at)
 	} else {
@@ -322,6 +365,9 @@ func dialFD(ctx context.Context, addr string) (int, error) {
 		unix.Close(fd)
 		return -1, err
 	}
+	// Best effort: without it the reads are stamped when they return (and
+	// counted so in ReadStats).
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 	return fd, nil
 }
 

@@ -12,6 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"github.com/aiperf-action/aiperf-action/internal/record"
@@ -436,5 +439,97 @@ func TestLoopHeadersMatchNetHTTP(t *testing.T) {
 	}
 	if !strings.Contains(seen[1], "host=model.example auth=Bearer k custom=v id=id-7 ua=aiperf-action") {
 		t.Errorf("headers: %s", seen[1])
+	}
+}
+
+// A read the loop gets to late is stamped with the kernel's receive time:
+// the loop's delay stays out of the record and shows in ReadStats. With
+// read-return stamps the same stall lands in the time to first token.
+func TestLoopStampsKernelReceiveTime(t *testing.T) {
+	const stall = 60 * time.Millisecond
+	for _, kernel := range []bool{true, false} {
+		t.Run(fmt.Sprintf("kernel=%v", kernel), func(t *testing.T) {
+			defer func(v bool) { noKernelStamps = v }(noKernelStamps)
+			noKernelStamps = !kernel
+			clk := clock()
+			loop := newLoop(t)
+			var wrote atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				w.(http.Flusher).Flush()
+				time.Sleep(20 * time.Millisecond) // the head is read before the stall
+				// The loop takes mu for each ready socket: holding it
+				// keeps the loop from reading the token until the stall ends.
+				loop.mu.Lock()
+				w.Write([]byte(sseEvent("first")))
+				w.(http.Flusher).Flush()
+				wrote.Store(clk())
+				time.Sleep(stall)
+				loop.mu.Unlock()
+				// Data queued behind the token before the loop reads would
+				// merge with it, and a read carries the newest data's time.
+				time.Sleep(stall / 2)
+				w.Write([]byte(sseBody(2, true)))
+			}))
+			defer srv.Close()
+			c := &Client{URL: srv.URL, Kind: endpoint.Chat{}, Streaming: true, Clock: clk, Loop: loop}
+			var rec record.Record
+			c.Do(context.Background(), []byte(`{}`), "", 0, 3, &rec)
+			if !rec.OK() {
+				t.Fatalf("record: %+v", rec)
+			}
+			late := time.Duration(rec.FirstToken - wrote.Load())
+			loop.Close()
+			st := loop.ReadStats()
+			if kernel {
+				if late > stall/3 {
+					t.Errorf("first token stamped %v after the server wrote it; the loop's stall of %v leaked in", late, stall)
+				}
+				if st.KernelReads == 0 || st.OtherReads != 0 {
+					t.Errorf("reads: %d kernel-stamped, %d not", st.KernelReads, st.OtherReads)
+				}
+				if mx := time.Duration(st.Delay.Max()) * time.Microsecond; mx < stall*3/4 {
+					t.Errorf("longest read delay %v, want about the stall (%v)", mx, stall)
+				}
+			} else {
+				if late < stall*3/4 {
+					t.Errorf("read-return stamp only %v after the write: the stall did not happen, the test proves nothing", late)
+				}
+				if st.KernelReads != 0 || st.OtherReads == 0 {
+					t.Errorf("reads: %d kernel-stamped, %d not", st.KernelReads, st.OtherReads)
+				}
+			}
+		})
+	}
+}
+
+// rxStamp finds the timestamp among other control messages and refuses a
+// truncated one.
+func TestRxStamp(t *testing.T) {
+	align := func(n int) int { return (n + unix.SizeofPtr - 1) &^ (unix.SizeofPtr - 1) }
+	msg := func(level, typ int32, data []byte) []byte {
+		b := make([]byte, align(unix.SizeofCmsghdr+len(data)))
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+		h.Level, h.Type = level, typ
+		h.SetLen(unix.SizeofCmsghdr + len(data))
+		copy(b[unix.SizeofCmsghdr:], data)
+		return b
+	}
+	ts := unix.NsecToTimespec(1_700_000_000_123_456_789)
+	tsb := unsafe.Slice((*byte)(unsafe.Pointer(&ts)), unsafe.Sizeof(ts))
+	other := msg(unix.SOL_IP, unix.IP_TTL, []byte{64, 0, 0, 0})
+	both := append(append([]byte{}, other...), msg(unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS, tsb)...)
+	if got, ok := rxStamp(both); !ok || got != 1_700_000_000_123_456_789 {
+		t.Errorf("rxStamp = %d, %v", got, ok)
+	}
+	if _, ok := rxStamp(other); ok {
+		t.Error("found a stamp where there is none")
+	}
+	if _, ok := rxStamp(both[:len(both)-8]); ok {
+		t.Error("accepted a truncated timestamp")
+	}
+	if _, ok := rxStamp(nil); ok {
+		t.Error("found a stamp in nothing")
 	}
 }

@@ -13,9 +13,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +56,8 @@ type Outcome struct {
 	WorkerCPU     map[int]float64
 	WorkerWall    map[int]float64
 	WorkerGCPause map[int]time.Duration
+	// How each worker's reads were stamped, from its DONE.
+	WorkerStamps map[int]*wire.Stamps
 }
 
 type peer struct {
@@ -75,6 +78,7 @@ type peer struct {
 	lastRecs time.Time // when the latest batch arrived
 	spawned  time.Time
 	gcPause  time.Duration
+	stamps   *wire.Stamps
 	exited   bool
 	exitErr  error
 	finished bool // DONE matched by records, or given up on
@@ -118,7 +122,7 @@ func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, 
 	recAddr := "tcp://" + pull.Addr().String()
 
 	out := &Outcome{Workers: len(shards), Received: map[int]uint64{}, WorkerPID: map[int]int{},
-		WorkerCPU: map[int]float64{}, WorkerWall: map[int]float64{}, WorkerGCPause: map[int]time.Duration{}}
+		WorkerCPU: map[int]float64{}, WorkerWall: map[int]float64{}, WorkerGCPause: map[int]time.Duration{}, WorkerStamps: map[int]*wire.Stamps{}}
 	ctrlCh := make(chan wire.Control, 256)
 	batchCh := make(chan []byte, 8192)
 	var readers sync.WaitGroup
@@ -279,6 +283,7 @@ func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 			case wire.Done:
 				p.done, p.doneRecs, p.doneSeq = true, m.Records, m.LastSeq
 				p.gcPause = time.Duration(m.GCPause)
+				p.stamps = m.Stamps
 				p.doneAt = time.Now()
 			}
 		case b := <-r.batchCh:
@@ -461,6 +466,9 @@ func (r *run) usage(ev exitEvent) {
 		r.out.WorkerWall[ev.id] = ev.at.Sub(p.spawned).Seconds()
 	}
 	r.out.WorkerGCPause[ev.id] = p.gcPause
+	if p.stamps != nil {
+		r.out.WorkerStamps[ev.id] = p.stamps
+	}
 }
 
 func killAll(peers []*peer) {
@@ -563,11 +571,6 @@ func Assign(count int, weights []int) []int {
 }
 
 // SortedIDs returns map keys in order, for stable reports.
-func SortedIDs(m map[int]uint64) []int {
-	ids := make([]int, 0, len(m))
-	for k := range m {
-		ids = append(ids, k)
-	}
-	sort.Ints(ids)
-	return ids
+func SortedIDs[V any](m map[int]V) []int {
+	return slices.Sorted(maps.Keys(m))
 }

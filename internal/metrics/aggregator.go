@@ -313,21 +313,32 @@ func (a *Aggregator) Summary() *Summary {
 }
 
 func (sr *series) dist(windowS float64) *Dist {
-	d := &Dist{Unit: sr.unit, HDRUnit: sr.hdrUnit, Scale: sr.scale, Count: sr.n, WindowS: windowS}
+	d := HistDist(sr.unit, sr.hdrUnit, sr.scale, sr.all)
+	d.Count, d.WindowS = sr.n, windowS
 	d.Avg = sr.mean
+	d.Std = 0
 	if sr.n > 1 {
 		d.Std = math.Sqrt(sr.m2 / float64(sr.n))
 	}
-	d.Min = float64(sr.all.Min()) / sr.scale
-	d.Max = float64(sr.all.Max()) / sr.scale
-	for _, p := range Percentiles {
-		*d.field(p.Name) = float64(sr.all.ValueAtQuantile(p.Q)) / sr.scale
-	}
-	b, _ := sr.all.Encode(hdr.V2CompressedEncodingCookieBase)
-	d.HDR = string(b)
 	for _, w := range sr.windows {
 		wb, _ := w.Encode(hdr.V2CompressedEncodingCookieBase)
 		d.Windows = append(d.Windows, string(wb))
 	}
+	return d
+}
+
+// HistDist summarises a histogram kept elsewhere (values are hdr units;
+// summary = value / scale). Its avg and std are the histogram's, to its
+// precision.
+func HistDist(unit, hdrUnit string, scale float64, h *hdr.Histogram) *Dist {
+	d := &Dist{Unit: unit, HDRUnit: hdrUnit, Scale: scale, Count: h.TotalCount()}
+	d.Avg, d.Std = h.Mean()/scale, h.StdDev()/scale
+	d.Min = float64(h.Min()) / scale
+	d.Max = float64(h.Max()) / scale
+	for _, p := range Percentiles {
+		*d.field(p.Name) = float64(h.ValueAtQuantile(p.Q)) / scale
+	}
+	b, _ := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	d.HDR = string(b)
 	return d
 }

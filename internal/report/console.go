@@ -79,6 +79,9 @@ func Console(w io.Writer, r *result.Run, errMsgs map[string]string) {
 		}
 		fmt.Fprintf(w, "  client CPU per worker (share of a core): %s; GC pause %.2f ms total\n", strings.Join(parts, ", "), th.GCPauseMs)
 	}
+	if st := th.Stamps; st != nil {
+		fmt.Fprintf(w, "  timestamps: %s\n", stampLine(st))
+	}
 	if th.CPUStealPct != nil {
 		fmt.Fprintf(w, "  CPU steal during the run: %.1f%%\n", *th.CPUStealPct)
 	}
@@ -138,4 +141,22 @@ func clip(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n]) + "…"
+}
+
+// stampLine says how responses were timed, and how late the event loop
+// read what the kernel had received.
+func stampLine(st *result.Stamps) string {
+	var s string
+	switch st.Source {
+	case "kernel":
+		s = fmt.Sprintf("kernel receive time on all %d reads", st.KernelReads)
+	case "read":
+		s = "when each read returned"
+	default:
+		s = fmt.Sprintf("kernel receive time on %d reads; on return for %d loop reads and %d net/http requests", st.KernelReads, st.OtherReads, st.NetHTTP)
+	}
+	if d := st.ReadDelayMs; d != nil {
+		s += fmt.Sprintf("; read delay (kept out of the latencies) p50 %.3f ms, p99 %.3f ms", d.P50, d.P99)
+	}
+	return s
 }

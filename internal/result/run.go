@@ -86,11 +86,24 @@ type ToolHealth struct {
 	ClientCPU     []WorkerCPU    `json:"client_cpu,omitempty"`     // per worker process, from the OS
 	GCPauseMs     float64        `json:"gc_pause_ms"`              // total GC pause across workers
 	ConnRetries   int            `json:"conn_retries"`             // requests resent after the server closed a kept-alive connection
+	Stamps        *Stamps        `json:"stamps,omitempty"`         // how response reads were timed
 	Workers       int            `json:"workers"`
 	WorkerPIDs    map[int]int    `json:"worker_pids,omitempty"`
 	Records       map[int]uint64 `json:"records_by_worker"`
 	Integrity     []string       `json:"integrity_problems"`
 	Warnings      []string       `json:"warnings"`
+}
+
+// Stamps is how the workers timed what they read. The event loop stamps a
+// read with the kernel's receive time, so the loop's own delay in getting
+// to a socket (ReadDelayMs) stays out of the latencies; net/http's reads
+// are stamped when they return.
+type Stamps struct {
+	Source      string        `json:"source"`                  // "kernel", "read" or "mixed"
+	KernelReads uint64        `json:"kernel_reads"`            // reads stamped with the kernel's receive time
+	OtherReads  uint64        `json:"other_reads"`             // event-loop reads with no kernel stamp (stamped on return)
+	NetHTTP     uint64        `json:"net_http_requests"`       // requests read through net/http (stamped on return)
+	ReadDelayMs *metrics.Dist `json:"read_delay_ms,omitempty"` // kernel receive → read return, over kernel-stamped reads
 }
 
 // WorkerCPU is one worker process's CPU use: user + system seconds over its

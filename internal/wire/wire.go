@@ -65,8 +65,17 @@ type Control struct {
 	T0      int64      `json:"t0,omitempty"` // the phase's common start instant, unix ns
 	Records uint64     `json:"records,omitempty"`
 	GCPause int64      `json:"gc_pause_ns,omitempty"` // the worker's total GC pause, at DONE
+	Stamps  *Stamps    `json:"stamps,omitempty"`      // how the worker's reads were stamped, at DONE
 	LastSeq uint64     `json:"last_seq,omitempty"`
 	Error   string     `json:"error,omitempty"`
+}
+
+// Stamps is how a worker's response reads were timed.
+type Stamps struct {
+	KernelReads uint64 `json:"kernel_reads"`             // stamped with the kernel's receive time
+	OtherReads  uint64 `json:"other_reads"`              // by the event loop, with no kernel stamp: when the read returned
+	NetHTTP     uint64 `json:"net_http_requests"`        // requests read by net/http: stamped when each read returned
+	ReadDelay   string `json:"read_delay_hdr,omitempty"` // HdrHistogram (V2, base64) of kernel receive → read return, µs
 }
 
 // ShardSpec is one worker's part of the plan and how to send it.

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/go-zeromq/zmq4"
 
 	"github.com/aiperf-action/aiperf-action/internal/client"
@@ -129,6 +130,7 @@ func Run(ctx context.Context, opt Options) error {
 			defer l.Close()
 		}
 	}
+	var viaHTTP uint64
 	for k := range shard.Phases {
 		// The first START follows the handshake at once; later ones wait for
 		// every worker to finish the phase before (liveness is watched by
@@ -165,6 +167,7 @@ func Run(ctx context.Context, opt Options) error {
 			Loop:      loop,
 		}
 		w.runPhase(runCtx, c, &shard.Phases[k], start)
+		viaHTTP += c.NetHTTPRequests()
 		if k < len(shard.Phases)-1 && runCtx.Err() == nil {
 			w.flush()
 			w.send(wire.Control{Type: wire.PhaseDone, Phase: k})
@@ -175,7 +178,17 @@ func Run(ctx context.Context, opt Options) error {
 	w.flush()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	w.send(wire.Control{Type: wire.Done, Records: w.shipped, LastSeq: w.seq, GCPause: int64(ms.PauseTotalNs)})
+	stamps := &wire.Stamps{NetHTTP: viaHTTP}
+	if loop != nil {
+		loop.Close()
+		st := loop.ReadStats()
+		stamps.KernelReads, stamps.OtherReads = st.KernelReads, st.OtherReads
+		if st.KernelReads > 0 {
+			b, _ := st.Delay.Encode(hdr.V2CompressedEncodingCookieBase)
+			stamps.ReadDelay = string(b)
+		}
+	}
+	w.send(wire.Control{Type: wire.Done, Records: w.shipped, LastSeq: w.seq, GCPause: int64(ms.PauseTotalNs), Stamps: stamps})
 	_, err = w.await(wire.Bye, wire.DrainLimit)
 	return err
 }
