@@ -69,6 +69,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // serveUntil serves h on ln until ctx ends, then shuts down gracefully.
 func serveUntil(ctx context.Context, ln net.Listener, h http.Handler) error {
+	if l, ok := h.(interface {
+		Listener(net.Listener) net.Listener
+	}); ok {
+		ln = l.Listener(ln) // the simulator dates requests by their receive time
+	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

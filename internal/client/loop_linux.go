@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/aiperf-action/aiperf-action/internal/record"
+	"github.com/aiperf-action/aiperf-action/internal/rxtime"
 	"github.com/aiperf-action/aiperf-action/internal/sse"
 )
 
@@ -46,7 +48,14 @@ type Loop struct {
 	// ended yet, with when they started draining (loop goroutine only).
 	draining map[*econn]time.Time
 	stats    ReadStats // loop goroutine only, until done is closed
+	release  func()    // lets go of rxtime.Hold
 }
+
+// StampEnv set to "read" stamps every loop read when it returns, as on
+// net/http's path, instead of with the kernel's receive time (to compare).
+const StampEnv = "AIPERF_ACTION_STAMP"
+
+var noKernelStamps = os.Getenv(StampEnv) == "read"
 
 // ReadStats is how a loop's reads were stamped.
 type ReadStats struct {
@@ -68,7 +77,7 @@ func (l *Loop) ReadStats() ReadStats {
 // stamp returns the run-clock time of a read that returned at at: the
 // kernel's receive time when oob carries one.
 func (l *Loop) stamp(at int64, oob []byte) int64 {
-	rx, ok := rxStamp(oob)
+	rx, ok := rxtime.Parse(oob)
 	if !ok || noKernelStamps {
 		l.stats.OtherReads++
 		return at
@@ -115,6 +124,9 @@ func NewLoop() (*Loop, error) {
 	}
 	l := &Loop{epfd: epfd, evfd: evfd, done: make(chan struct{}), draining: map[*econn]time.Time{},
 		stats: ReadStats{Delay: hdr.New(1, maxReadDelayUs, 3)}}
+	if release, err := rxtime.Hold(); err == nil {
+		l.release = release // stamping is on before the first response
+	}
 	go l.run()
 	return l, nil
 }
@@ -144,6 +156,9 @@ func (l *Loop) Close() error {
 		}
 	}
 	l.byFD, l.idle = nil, nil
+	if l.release != nil {
+		l.release()
+	}
 	unix.Close(l.epfd)
 	unix.Close(l.evfd)
 	return nil
@@ -153,7 +168,7 @@ func (l *Loop) run() {
 	defer close(l.done)
 	events := make([]unix.EpollEvent, 256)
 	buf := make([]byte, 64<<10)
-	oob := make([]byte, oobSize)
+	oob := make([]byte, rxtime.OOBSize)
 	for {
 		timeout := -1
 		if len(l.draining) > 0 {
@@ -210,7 +225,7 @@ func (l *Loop) readable(ec *econn, buf, oob []byte) {
 		return
 	}
 	in.ec = ec
-	n, oobn, err := recvStamped(ec.fd, buf, oob)
+	n, oobn, err := rxtime.Recv(ec.fd, buf, oob)
 	if err == unix.EAGAIN || err == unix.EINTR {
 		return
 	}
@@ -367,7 +382,7 @@ func dialFD(ctx context.Context, addr string) (int, error) {
 	}
 	// Best effort: without it the reads are stamped when they return (and
 	// counted so in ReadStats).
-	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+	_ = rxtime.Enable(fd)
 	return fd, nil
 }
 

@@ -12,9 +12,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"github.com/aiperf-action/aiperf-action/internal/record"
@@ -501,35 +498,5 @@ func TestLoopStampsKernelReceiveTime(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// rxStamp finds the timestamp among other control messages and refuses a
-// truncated one.
-func TestRxStamp(t *testing.T) {
-	align := func(n int) int { return (n + unix.SizeofPtr - 1) &^ (unix.SizeofPtr - 1) }
-	msg := func(level, typ int32, data []byte) []byte {
-		b := make([]byte, align(unix.SizeofCmsghdr+len(data)))
-		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
-		h.Level, h.Type = level, typ
-		h.SetLen(unix.SizeofCmsghdr + len(data))
-		copy(b[unix.SizeofCmsghdr:], data)
-		return b
-	}
-	ts := unix.NsecToTimespec(1_700_000_000_123_456_789)
-	tsb := unsafe.Slice((*byte)(unsafe.Pointer(&ts)), unsafe.Sizeof(ts))
-	other := msg(unix.SOL_IP, unix.IP_TTL, []byte{64, 0, 0, 0})
-	both := append(append([]byte{}, other...), msg(unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS, tsb)...)
-	if got, ok := rxStamp(both); !ok || got != 1_700_000_000_123_456_789 {
-		t.Errorf("rxStamp = %d, %v", got, ok)
-	}
-	if _, ok := rxStamp(other); ok {
-		t.Error("found a stamp where there is none")
-	}
-	if _, ok := rxStamp(both[:len(both)-8]); ok {
-		t.Error("accepted a truncated timestamp")
-	}
-	if _, ok := rxStamp(nil); ok {
-		t.Error("found a stamp in nothing")
 	}
 }

@@ -78,6 +78,11 @@ func (s *Server) track(c net.Conn, on bool) {
 func (s *Server) Close() error {
 	s.cancel()
 	s.pace.close()
+	s.rxOnce.Do(func() {}) // (a Listener call after this holds nothing)
+	if s.rxRelease != nil {
+		s.rxRelease()
+		s.rxRelease = nil
+	}
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
 	for c := range s.conns {

@@ -44,7 +44,7 @@ var completionShape = shape{
 }
 
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
-	arrival := time.Now()
+	arrival := s.arrival(r)
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	if err != nil {
 		http.Error(w, `{"error":{"message":"read body","type":"invalid_request_error","code":400}}`, http.StatusBadRequest)

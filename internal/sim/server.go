@@ -46,9 +46,9 @@ type Truth struct {
 	ID         string  `json:"id"` // the X-Request-ID header, when sent
 	Endpoint   string  `json:"endpoint"`
 	Streaming  bool    `json:"streaming"`
-	ArrivalNs  int64   `json:"arrival_unix_ns"`
-	FirstToken int64   `json:"first_token_ns"` // first content flushed, since arrival
-	Gaps       []int64 `json:"chunk_gaps_ns"`  // between consecutive content flushes
+	ArrivalNs  int64   `json:"arrival_unix_ns"` // the kernel's receive time of the request (through Listener), else the handler's start
+	FirstToken int64   `json:"first_token_ns"`  // first content flushed, since arrival
+	Gaps       []int64 `json:"chunk_gaps_ns"`   // between consecutive content flushes
 	ISL        int     `json:"isl"`
 	OSL        int     `json:"osl"`
 	Aborted    bool    `json:"aborted,omitempty"` // the client went away first
@@ -69,6 +69,10 @@ type Server struct {
 	cancel context.CancelFunc
 	connMu sync.Mutex
 	conns  map[net.Conn]struct{} // taken over from net/http
+
+	rx        sync.Map // remote address → *rxtime.Conn (see Listener)
+	rxOnce    sync.Once
+	rxRelease func()
 }
 
 // New returns a simulator with cfg.
