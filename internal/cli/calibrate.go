@@ -65,7 +65,9 @@ type Step struct {
 	TTFTP99ErrMs  float64   `json:"ttft_p99_err_ms"`
 	ITLP99ErrMs   float64   `json:"itl_p99_err_ms"`
 	LagP99Ms      float64   `json:"schedule_lag_p99_ms"`
-	ClientCPU     []float64 `json:"client_cpu_util"` // per worker process, share of one core
+	ReadDelayP99  float64   `json:"read_delay_p99_ms"` // how late the loop read what the kernel had received (kept out of the timings)
+	Stamps        string    `json:"timestamps"`        // kernel, read or mixed (see run.json tool_health.stamps)
+	ClientCPU     []float64 `json:"client_cpu_util"`   // per worker process, share of one core
 	ChunksPerSec  float64   `json:"chunks_per_s"`
 	CPUUsPerChunk float64   `json:"cpu_us_per_chunk"`
 	StealPct      float64   `json:"cpu_steal_pct"`
@@ -371,6 +373,12 @@ func calibrateStep(ctx context.Context, f *calibrateFlags, url string, c int, di
 	if l := run.ToolHealth.ScheduleLagMs; l != nil {
 		st.LagP99Ms = l.P99
 	}
+	if sp := run.ToolHealth.Stamps; sp != nil {
+		st.Stamps = sp.Source
+		if sp.ReadDelayMs != nil {
+			st.ReadDelayP99 = sp.ReadDelayMs.P99
+		}
+	}
 	var cpu float64
 	for _, w := range run.ToolHealth.ClientCPU {
 		st.ClientCPU = append(st.ClientCPU, w.Util)
@@ -452,7 +460,7 @@ func fetchTruth(ctx context.Context, url string) (map[string]sim.Truth, error) {
 
 func calibrationText(w io.Writer, cal *Calibration) {
 	fmt.Fprintf(w, "aiperf-action calibrate: exact-mode server, TTFT %g ms, ITL %g ms, %d tokens; per step a %gs ramp, then %gs measured\n\n", cal.TTFTMs, cal.ITLMs, cal.OSL, cal.RampS, cal.DurationS)
-	fmt.Fprintln(w, "  conc  workers   rate(ach/ideal)  TTFT p50 err  TTFT p99 err  ITL p99 err  lag p99   client CPU/proc     chunks/s  CPU µs/chunk  steal  ok")
+	fmt.Fprintln(w, "  conc  workers   rate(ach/ideal)  TTFT p50 err  TTFT p99 err  ITL p99 err  lag p99   read p99   client CPU/proc     chunks/s  CPU µs/chunk  steal  ok")
 	for _, s := range cal.Steps {
 		var cpus []string
 		for _, u := range s.ClientCPU {
@@ -462,9 +470,15 @@ func calibrationText(w io.Writer, cal *Calibration) {
 		if !s.Pass {
 			ok = "NO: " + strings.Join(s.Why, "; ")
 		}
-		fmt.Fprintf(w, "%6d  %7d  %7.1f/s %6.1f%%  %+9.2f ms  %+9.2f ms  %+8.2f ms  %5.2f ms  %-18s %9.0f  %12.1f  %4.1f%%  %s\n",
-			s.Concurrency, s.Workers, s.AchievedRate, s.RatePct, s.TTFTP50ErrMs, s.TTFTP99ErrMs, s.ITLP99ErrMs, s.LagP99Ms,
+		fmt.Fprintf(w, "%6d  %7d  %7.1f/s %6.1f%%  %+9.2f ms  %+9.2f ms  %+8.2f ms  %5.2f ms  %6.2f ms  %-18s %9.0f  %12.1f  %4.1f%%  %s\n",
+			s.Concurrency, s.Workers, s.AchievedRate, s.RatePct, s.TTFTP50ErrMs, s.TTFTP99ErrMs, s.ITLP99ErrMs, s.LagP99Ms, s.ReadDelayP99,
 			strings.Join(cpus, " "), s.ChunksPerSec, s.CPUUsPerChunk, s.StealPct, ok)
+	}
+	for _, s := range cal.Steps {
+		if s.Stamps != "kernel" {
+			fmt.Fprintf(w, "\n(concurrency %d: chunks stamped %q, not all by the kernel's receive time: the read delay is in the errors)\n", s.Concurrency, s.Stamps)
+			break
+		}
 	}
 	b := cal.Bounds
 	fmt.Fprintf(w, "\nbounds: TTFT p50 error ≤ %g ms, TTFT p99 error ≤ %g ms, ITL p99 error ≤ %g ms, rate ≥ %g%%\n", b.TTFTP50Ms, b.TTFTP99Ms, b.ITLP99Ms, b.MinRate)

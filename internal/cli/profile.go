@@ -241,21 +241,8 @@ func profile(ctx context.Context, p *config.Profile, cmdline string, stdout, std
 		run.ToolHealth.PlannedRate = sum.PlannedRate()
 		run.ToolHealth.AchievedRate = sum.AchievedRate()
 	}
-	if out != nil { // CPU is known only once the workers exited
-		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, healthWarnings(&run.ToolHealth)...)
-	}
-	if out != nil {
-		for _, id := range controller.SortedIDs(out.Received) {
-			cpu, wall := out.WorkerCPU[id], out.WorkerWall[id]
-			if wall > 0 {
-				run.ToolHealth.ClientCPU = append(run.ToolHealth.ClientCPU, result.WorkerCPU{Worker: id, CPUSeconds: cpu, WallSeconds: wall, Util: cpu / wall})
-			}
-			run.ToolHealth.GCPauseMs += float64(out.WorkerGCPause[id]) / 1e6
-		}
-		run.ToolHealth.Stamps = mergeStamps(out.WorkerStamps)
-		run.ToolHealth.WorkerPIDs = out.WorkerPID
-		run.ToolHealth.Records = out.Received
-		run.ToolHealth.Integrity = append(run.ToolHealth.Integrity, out.Problems...)
+	if out != nil { // what the workers used is known once they exited
+		workerHealth(&run.ToolHealth, out, sum)
 	}
 	startEnd := [2]string{"", ""}
 	if !t0.IsZero() {
@@ -473,7 +460,24 @@ const (
 )
 
 // healthWarnings says where the tester itself may have been the limit.
-func healthWarnings(th *result.ToolHealth) []string {
+// workerHealth adds what the controller learnt of the workers to th, then
+// the warnings that need it.
+func workerHealth(th *result.ToolHealth, out *controller.Outcome, sum *metrics.Summary) {
+	for _, id := range controller.SortedIDs(out.Received) {
+		cpu, wall := out.WorkerCPU[id], out.WorkerWall[id]
+		if wall > 0 {
+			th.ClientCPU = append(th.ClientCPU, result.WorkerCPU{Worker: id, CPUSeconds: cpu, WallSeconds: wall, Util: cpu / wall})
+		}
+		th.GCPauseMs += float64(out.WorkerGCPause[id]) / 1e6
+	}
+	th.Stamps = mergeStamps(out.WorkerStamps)
+	th.WorkerPIDs = out.WorkerPID
+	th.Records = out.Received
+	th.Integrity = append(th.Integrity, out.Problems...)
+	th.Warnings = append(th.Warnings, healthWarnings(th, sum)...)
+}
+
+func healthWarnings(th *result.ToolHealth, sum *metrics.Summary) []string {
 	var w []string
 	if l := th.ScheduleLagMs; l != nil && l.P99 > lagWarnMs {
 		w = append(w, fmt.Sprintf("schedule lag p99 %.2f ms is above %.0f ms: requests left later than planned", l.P99, lagWarnMs))
@@ -488,6 +492,13 @@ func healthWarnings(th *result.ToolHealth) []string {
 	}
 	if th.PlannedRate > 0 && th.AchievedRate < rateWarnRatio*th.PlannedRate {
 		w = append(w, fmt.Sprintf("achieved rate %.2f req/s is below %.0f%% of the planned %.2f req/s", th.AchievedRate, 100*rateWarnRatio, th.PlannedRate))
+	}
+	// A chunk read later than the next one arrived carries the next one's
+	// receive time (the kernel merges what waits in a socket).
+	if st := th.Stamps; st != nil && st.ReadDelayMs != nil && sum != nil {
+		if itl, ok := sum.Metrics[metrics.ITL]; ok && itl.Dist != nil && itl.Dist.P50 > 0 && st.ReadDelayMs.P99 > itl.Dist.P50 {
+			w = append(w, fmt.Sprintf("read delay p99 %.2f ms is above the inter-token latency p50 %.2f ms: some chunks were read after the next one arrived and carry its time (try more --workers, or check with calibrate)", st.ReadDelayMs.P99, itl.Dist.P50))
+		}
 	}
 	return w
 }
