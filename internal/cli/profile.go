@@ -569,6 +569,7 @@ func mergeStamps(by map[int]*wire.Stamps) *result.Stamps {
 		st.KernelReads += w.KernelReads
 		st.OtherReads += w.OtherReads
 		st.NetHTTP += w.NetHTTP
+		st.NetHTTPKernel += w.NetHTTPKernel
 		if w.ReadDelay == "" {
 			continue
 		}
@@ -583,9 +584,9 @@ func mergeStamps(by map[int]*wire.Stamps) *result.Stamps {
 		}
 	}
 	switch {
-	case st.OtherReads == 0 && st.NetHTTP == 0 && st.KernelReads > 0:
+	case st.OtherReads == 0 && st.NetHTTP == st.NetHTTPKernel && st.KernelReads+st.NetHTTPKernel > 0:
 		st.Source = "kernel"
-	case st.KernelReads == 0:
+	case st.KernelReads == 0 && st.NetHTTPKernel == 0:
 		st.Source = "read"
 	default:
 		st.Source = "mixed"

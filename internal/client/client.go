@@ -10,6 +10,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -24,8 +25,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"github.com/aiperf-action/aiperf-action/internal/record"
+	"github.com/aiperf-action/aiperf-action/internal/rxtime"
 	"github.com/aiperf-action/aiperf-action/internal/sse"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
@@ -46,12 +50,72 @@ type Client struct {
 	fastOnce sync.Once
 	fast     *fastConf
 	viaHTTP  atomic.Uint64
+	stamped  atomic.Uint64
 }
 
-// NetHTTPRequests counts the requests that went through net/http, whose
-// reads are stamped when they return (the loop's carry the kernel's
-// receive time).
-func (c *Client) NetHTTPRequests() uint64 { return c.viaHTTP.Load() }
+// NetHTTPRequests counts the requests that went through net/http, and of
+// them those whose connection kept the kernel's receive times (the others'
+// reads are stamped when they return).
+func (c *Client) NetHTTPRequests() (all, kernel uint64) { return c.viaHTTP.Load(), c.stamped.Load() }
+
+// ReadStats is how a loop's reads were stamped.
+type ReadStats struct {
+	KernelReads uint64         // stamped with the kernel's receive time
+	OtherReads  uint64         // no kernel stamp came: stamped when the read returned
+	Delay       *hdr.Histogram // µs from the kernel's receive time to the read's return
+}
+
+// dialStamped dials for net/http, asking the kernel to stamp what the
+// connection receives (see readClock).
+func dialStamped(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext(ctx, network, addr)
+	if err != nil || noKernelStamps {
+		return c, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		if rc, ok := rxtime.Wrap(tc); ok {
+			return rc, nil
+		}
+	}
+	return c, nil
+}
+
+// readClock is the clock for a response read from conn through net/http:
+// the kernel's receive time of the newest data the connection has read
+// (beneath TLS too), which lies between the arrival of what a read returns
+// and the read itself; plain c.Clock where conn keeps no such time.
+func (c *Client) readClock(conn net.Conn) (clock func() int64, kernel bool) {
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn()
+	}
+	rc, ok := conn.(*rxtime.Conn)
+	if !ok {
+		return c.Clock, false
+	}
+	// The wall-clock stamp is carried to the run's clock by one reading of
+	// each; the same stamp always gives the same time, and the times of one
+	// response never go back (arrivals don't), whatever the readings' jitter.
+	var lastRx, last int64
+	return func() int64 {
+		at := c.Clock()
+		if rx := rc.Received(); rx > 0 {
+			if rx == lastRx {
+				return last
+			}
+			at -= max(time.Now().UnixNano()-rx, 0)
+			lastRx = rx
+		}
+		at = max(at, last)
+		last = at
+		return at
+	}, true
+}
+
+// StampEnv set to "read" stamps every read when it returns instead of with
+// the kernel's receive time (to compare the two).
+const StampEnv = "AIPERF_ACTION_STAMP"
+
+var noKernelStamps = os.Getenv(StampEnv) == "read"
 
 // dialTimeout bounds a connection's set-up.
 const dialTimeout = 10 * time.Second
@@ -61,7 +125,7 @@ const dialTimeout = 10 * time.Second
 func NewTransport(maxConns int) *http.Transport {
 	return &http.Transport{
 		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         dialStamped,
 		MaxIdleConns:        maxConns,
 		MaxIdleConnsPerHost: maxConns,
 		IdleConnTimeout:     90 * time.Second,
@@ -92,9 +156,13 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 	}
 	c.viaHTTP.Add(1)
 	var reused bool
+	stamp, kernel := c.Clock, false
 	trace := &httptrace.ClientTrace{
-		GotConn:              func(i httptrace.GotConnInfo) { reused = i.Reused },
-		GotFirstResponseByte: func() { rec.FirstByte = c.Clock() },
+		GotConn: func(i httptrace.GotConnInfo) {
+			reused = i.Reused
+			stamp, kernel = c.readClock(i.Conn)
+		},
+		GotFirstResponseByte: func() { rec.FirstByte = stamp() },
 	}
 	tctx := httptrace.WithClientTrace(ctx, trace)
 	req, err := c.newRequest(tctx, body, requestID)
@@ -130,10 +198,13 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 		c.fail(rec, fmt.Sprintf("http_%d", resp.StatusCode), snippet(msg))
 		return
 	}
+	if kernel {
+		c.stamped.Add(1)
+	}
 	if c.Streaming && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		c.readStream(ctx, resp.Body, rec, maxTokens)
+		c.readStream(ctx, resp.Body, rec, maxTokens, stamp)
 	} else {
-		c.readWhole(ctx, resp.Body, rec)
+		c.readWhole(ctx, resp.Body, rec, stamp)
 	}
 }
 
@@ -141,14 +212,16 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 // that completed it returned (in the SSE reader), its text is found
 // without a JSON decode (endpoint.Scan), and tokens are counted on the fly,
 // so nothing is kept per chunk but its timestamp.
-func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Record, maxTokens int) {
-	rd := sse.NewReader(body, c.Clock)
+func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Record, maxTokens int, clock func() int64) {
+	rd := sse.NewReader(body, clock)
+	end := int64(0)
 	var st streamState
 	st.start(rec, maxTokens)
 	for {
 		ev, err := rd.Next()
 		if err != nil {
 			if err == io.EOF {
+				end = clock()
 				break // a stream may end without [DONE]; what arrived counts
 			}
 			kind := classify(ctx, err)
@@ -161,10 +234,11 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Rec
 		if over, failed := c.onEvent(ev, rec, &st); failed {
 			return
 		} else if over {
+			end = ev.At
 			break
 		}
 	}
-	c.endStream(rec, &st)
+	c.endStream(rec, &st, end)
 }
 
 // streamState is what reading one stream keeps between its events.
@@ -207,18 +281,19 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 	return false, false
 }
 
-// endStream closes a stream that ended without a failure.
-func (c *Client) endStream(rec *record.Record, st *streamState) {
-	rec.End = c.Clock()
+// endStream closes a stream that ended without a failure, at end ([DONE]'s
+// stamp, or the body's end).
+func (c *Client) endStream(rec *record.Record, st *streamState, end int64) {
+	rec.End = end
 	rec.OSL = st.words.N
 	if rec.OSL == 0 {
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "stream ended with no content"
 	}
 }
 
-func (c *Client) readWhole(ctx context.Context, body io.Reader, rec *record.Record) {
+func (c *Client) readWhole(ctx context.Context, body io.Reader, rec *record.Record, clock func() int64) {
 	b, err := io.ReadAll(body)
-	rec.End = c.Clock()
+	rec.End = clock()
 	if err != nil {
 		c.fail(rec, classify(ctx, err), err.Error())
 		return

@@ -34,7 +34,7 @@ func BenchmarkChunkPath(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		r.Reset(s)
 		var rec record.Record
-		c.readStream(context.Background(), r, &rec, 128)
+		c.readStream(context.Background(), r, &rec, 128, c.Clock)
 		if rec.OSL != 128 || len(rec.Chunks) != 128 {
 			b.Fatalf("osl %d chunks %d %s", rec.OSL, len(rec.Chunks), rec.ErrMsg)
 		}
@@ -45,17 +45,17 @@ func TestReadStreamCountsExactly(t *testing.T) {
 	t.Parallel()
 	c := &Client{Kind: endpoint.Chat{}, Streaming: true, Clock: func() int64 { return 1 }}
 	var rec record.Record
-	c.readStream(context.Background(), strings.NewReader(stream()), &rec, 128)
+	c.readStream(context.Background(), strings.NewReader(stream()), &rec, 128, c.Clock)
 	if !rec.OK() || rec.OSL != 128 || len(rec.Chunks) != 128 || rec.FirstToken == 0 {
 		t.Fatalf("%+v", rec)
 	}
 	var cut record.Record
-	c.readStream(context.Background(), strings.NewReader(stream()[:500]), &cut, 128)
+	c.readStream(context.Background(), strings.NewReader(stream()[:500]), &cut, 128, c.Clock)
 	if cut.ErrKind != record.ErrStreamCut {
 		t.Fatalf("a cut stream gave %q", cut.ErrKind)
 	}
 	var bad record.Record
-	c.readStream(context.Background(), strings.NewReader("data: {\"choices\":[\n\n"), &bad, 0)
+	c.readStream(context.Background(), strings.NewReader("data: {\"choices\":[\n\n"), &bad, 0, c.Clock)
 	if bad.ErrKind != record.ErrMalformed {
 		t.Fatalf("a malformed chunk gave %q", bad.ErrKind)
 	}

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,19 +48,6 @@ type Loop struct {
 	draining map[*econn]time.Time
 	stats    ReadStats // loop goroutine only, until done is closed
 	release  func()    // lets go of rxtime.Hold
-}
-
-// StampEnv set to "read" stamps every loop read when it returns, as on
-// net/http's path, instead of with the kernel's receive time (to compare).
-const StampEnv = "AIPERF_ACTION_STAMP"
-
-var noKernelStamps = os.Getenv(StampEnv) == "read"
-
-// ReadStats is how a loop's reads were stamped.
-type ReadStats struct {
-	KernelReads uint64         // stamped with the kernel's receive time
-	OtherReads  uint64         // no kernel stamp came: stamped when the read returned
-	Delay       *hdr.Histogram // µs from the kernel's receive time to the read's return
 }
 
 // maxReadDelayUs bounds the read-delay histogram (values above are clamped).
@@ -426,7 +412,8 @@ type inflight struct {
 
 	head     []byte // the response head, until complete
 	headDone bool
-	any      bool // a byte of the response arrived
+	any      bool  // a byte of the response arrived
+	last     int64 // the latest read's stamp
 	status   int
 	sse      bool
 	framing  int   // body framing: byLength, byChunks or byClose
@@ -487,6 +474,8 @@ func (in *inflight) finish(err error, keep bool) {
 }
 
 func (in *inflight) feed(b []byte, at int64) {
+	at = max(at, in.last) // (two readings of two clocks jitter; arrivals don't go back)
+	in.last = at
 	if !in.any {
 		in.any = true
 		in.rec.FirstByte = at
@@ -614,7 +603,7 @@ func (in *inflight) event(ev sse.Event) bool {
 		in.finish(nil, false)
 	case over:
 		in.sawDone, in.recorded = true, true
-		in.c.endStream(in.rec, &in.st)
+		in.c.endStream(in.rec, &in.st, ev.At)
 	}
 	return over
 }
@@ -631,10 +620,10 @@ func (in *inflight) bodyEnd(at int64) {
 		in.c.fail(in.rec, fmt.Sprintf("http_%d", in.status), snippet(in.body))
 	case in.sse:
 		if !in.sawDone {
-			in.endEvents()
+			in.endEvents(at)
 		}
 	default:
-		in.rec.End = in.c.Clock()
+		in.rec.End = at
 		in.recorded = true
 		in.c.parseWhole(in.body, in.rec)
 	}
@@ -642,11 +631,11 @@ func (in *inflight) bodyEnd(at int64) {
 }
 
 // endEvents reads the events left when a stream ends without [DONE].
-func (in *inflight) endEvents() {
+func (in *inflight) endEvents(at int64) {
 	for !in.recorded {
 		ev, err := in.dec.End()
 		if err == io.EOF {
-			in.c.endStream(in.rec, &in.st)
+			in.c.endStream(in.rec, &in.st, at)
 			in.sawDone, in.recorded = true, true
 			return
 		}

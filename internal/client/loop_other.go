@@ -20,6 +20,9 @@ func NewLoop() (*Loop, error) { return nil, errors.New("the event loop needs Lin
 // Close does nothing.
 func (l *Loop) Close() error { return nil }
 
+// ReadStats is empty: there is no loop here.
+func (l *Loop) ReadStats() ReadStats { return ReadStats{} }
+
 type fastConf struct{}
 
 func newFastConf(*Client) *fastConf { return nil }

@@ -147,13 +147,16 @@ func clip(s string, n int) string {
 // read what the kernel had received.
 func stampLine(st *result.Stamps) string {
 	var s string
-	switch st.Source {
-	case "kernel":
+	switch {
+	case st.Source == "kernel" && st.NetHTTP == 0:
 		s = fmt.Sprintf("kernel receive time on all %d reads", st.KernelReads)
-	case "read":
+	case st.Source == "kernel":
+		s = fmt.Sprintf("kernel receive time (%d event-loop reads, %d net/http requests)", st.KernelReads, st.NetHTTP)
+	case st.Source == "read":
 		s = "when each read returned"
 	default:
-		s = fmt.Sprintf("kernel receive time on %d reads; on return for %d loop reads and %d net/http requests", st.KernelReads, st.OtherReads, st.NetHTTP)
+		s = fmt.Sprintf("kernel receive time on %d event-loop reads and %d of %d net/http requests; the rest when reads returned (%d loop reads)",
+			st.KernelReads, st.NetHTTPKernel, st.NetHTTP, st.OtherReads)
 	}
 	if d := st.ReadDelayMs; d != nil {
 		s += fmt.Sprintf("; read delay (kept out of the latencies) p50 %.3f ms, p99 %.3f ms", d.P50, d.P99)

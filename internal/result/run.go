@@ -97,13 +97,15 @@ type ToolHealth struct {
 // Stamps is how the workers timed what they read. The event loop stamps a
 // read with the kernel's receive time, so the loop's own delay in getting
 // to a socket (ReadDelayMs) stays out of the latencies; net/http's reads
-// are stamped when they return.
+// take the receive time of the newest data their connection read (between
+// the data's arrival and the read), where the connection keeps one.
 type Stamps struct {
-	Source      string        `json:"source"`                  // "kernel", "read" or "mixed"
-	KernelReads uint64        `json:"kernel_reads"`            // reads stamped with the kernel's receive time
-	OtherReads  uint64        `json:"other_reads"`             // event-loop reads with no kernel stamp (stamped on return)
-	NetHTTP     uint64        `json:"net_http_requests"`       // requests read through net/http (stamped on return)
-	ReadDelayMs *metrics.Dist `json:"read_delay_ms,omitempty"` // kernel receive → read return, over kernel-stamped reads
+	Source        string        `json:"source"`                  // "kernel", "read" or "mixed"
+	KernelReads   uint64        `json:"kernel_reads"`            // reads stamped with the kernel's receive time
+	OtherReads    uint64        `json:"other_reads"`             // event-loop reads with no kernel stamp (stamped on return)
+	NetHTTP       uint64        `json:"net_http_requests"`       // requests read through net/http
+	NetHTTPKernel uint64        `json:"net_http_kernel"`         // of those, on connections that kept the kernel's receive time
+	ReadDelayMs   *metrics.Dist `json:"read_delay_ms,omitempty"` // kernel receive → read return, over kernel-stamped reads
 }
 
 // WorkerCPU is one worker process's CPU use: user + system seconds over its

@@ -8,8 +8,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -71,6 +73,14 @@ type Conn struct {
 	*net.TCPConn
 	rc   syscall.RawConn
 	last atomic.Int64
+
+	mu  sync.Mutex // one Read at a time: the fields below are its
+	p   []byte
+	n   int
+	ob  int
+	er  error
+	oob [OOBSize]byte
+	fn  func(fd uintptr) bool // c.recv, bound once (no allocation per read)
 }
 
 // Wrap asks for receive stamps on c; ok is false where they cannot be had
@@ -84,7 +94,18 @@ func Wrap(c *net.TCPConn) (conn *Conn, ok bool) {
 	if err := rc.Control(func(fd uintptr) { eerr = Enable(int(fd)) }); err != nil || eerr != nil {
 		return nil, false
 	}
-	return &Conn{TCPConn: c, rc: rc}, true
+	conn = &Conn{TCPConn: c, rc: rc}
+	conn.fn = conn.recv
+	return conn, true
+}
+
+func (c *Conn) recv(fd uintptr) bool {
+	for {
+		c.n, c.ob, c.er = Recv(int(fd), c.p, c.oob[:])
+		if c.er != unix.EINTR {
+			return c.er != unix.EAGAIN
+		}
+	}
 }
 
 // Read is net.Conn's Read, through recvmsg: it waits in the netpoller and
@@ -93,49 +114,71 @@ func (c *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n, oobn int
-	var rerr error
-	var oob [OOBSize]byte
-	err := c.rc.Read(func(fd uintptr) bool {
-		for {
-			n, oobn, rerr = Recv(int(fd), p, oob[:])
-			if rerr != unix.EINTR {
-				return rerr != unix.EAGAIN
-			}
-		}
-	})
-	if err == nil && rerr != nil {
-		err = os.NewSyscallError("recvmsg", rerr)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.p = p
+	err := c.rc.Read(c.fn)
+	c.p = nil
+	if err == nil && c.er != nil {
+		err = os.NewSyscallError("recvmsg", c.er)
 	}
 	if err != nil {
 		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 	}
-	if n == 0 {
+	if c.n == 0 {
 		return 0, io.EOF
 	}
-	if rx, ok := Parse(oob[:oobn]); ok {
-		c.last.Store(rx)
-	}
-	return n, nil
+	rx, _ := Parse(c.oob[:c.ob])
+	c.last.Store(rx) // 0 when this read had no stamp: the newest data's time is then unknown
+	return c.n, nil
 }
 
 // Received is the unix-ns receive time of the newest data read so far; 0
-// before any.
+// before any, or when the latest read carried no stamp.
 func (c *Conn) Received() int64 { return c.last.Load() }
 
 // Hold switches the kernel's receive stamping on until release is called,
-// through a socket of its own. The kernel turns stamping on for the whole
-// system when the first socket asks, but through deferred work: data that
-// arrives in between carries no stamp. A process that holds one from its
-// start has them on by the time its traffic flows.
+// through a socket of its own, and waits (up to about 200 ms) until it is
+// on. The kernel turns stamping on for the whole system when the first
+// socket asks, but through deferred work: data that arrives in between
+// carries no stamp. A process that holds one from its start has them on
+// by the time its traffic flows.
 func Hold() (release func(), err error) {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
+	release = func() { unix.Close(fd) }
 	if err := Enable(fd); err != nil {
-		unix.Close(fd)
+		release()
 		return nil, err
 	}
-	return func() { unix.Close(fd) }, nil
+	// Probe: a datagram to itself on loopback comes back stamped once
+	// stamping is on.
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return release, nil // held, but not probed
+	}
+	self, err := unix.Getsockname(fd)
+	if err != nil {
+		return release, nil
+	}
+	var b [1]byte
+	var oob [OOBSize]byte
+	for range 200 {
+		if unix.Sendto(fd, b[:], 0, self) != nil {
+			break
+		}
+		time.Sleep(time.Millisecond / 4)
+		for {
+			n, oobn, err := Recv(fd, b[:], oob[:])
+			if err != nil || n == 0 {
+				break
+			}
+			if _, ok := Parse(oob[:oobn]); ok {
+				return release, nil
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return release, nil
 }

@@ -118,3 +118,21 @@ func TestConnReceiveTime(t *testing.T) {
 		t.Errorf("read after the peer closed: %v, want EOF", err)
 	}
 }
+
+// Once Hold returns, a new connection's first data is stamped.
+func TestHoldTurnsStampingOn(t *testing.T) {
+	release, err := Hold()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	client, server := pair(t)
+	client.Write([]byte("x"))
+	buf := make([]byte, 8)
+	if _, err := server.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	if server.Received() == 0 {
+		t.Error("the first read after Hold carried no stamp")
+	}
+}

@@ -130,7 +130,7 @@ func Run(ctx context.Context, opt Options) error {
 			defer l.Close()
 		}
 	}
-	var viaHTTP uint64
+	var viaHTTP, viaHTTPKernel uint64
 	for k := range shard.Phases {
 		// The first START follows the handshake at once; later ones wait for
 		// every worker to finish the phase before (liveness is watched by
@@ -167,7 +167,8 @@ func Run(ctx context.Context, opt Options) error {
 			Loop:      loop,
 		}
 		w.runPhase(runCtx, c, &shard.Phases[k], start)
-		viaHTTP += c.NetHTTPRequests()
+		all, kernel := c.NetHTTPRequests()
+		viaHTTP, viaHTTPKernel = viaHTTP+all, viaHTTPKernel+kernel
 		if k < len(shard.Phases)-1 && runCtx.Err() == nil {
 			w.flush()
 			w.send(wire.Control{Type: wire.PhaseDone, Phase: k})
@@ -178,7 +179,7 @@ func Run(ctx context.Context, opt Options) error {
 	w.flush()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	stamps := &wire.Stamps{NetHTTP: viaHTTP}
+	stamps := &wire.Stamps{NetHTTP: viaHTTP, NetHTTPKernel: viaHTTPKernel}
 	if loop != nil {
 		loop.Close()
 		st := loop.ReadStats()
