@@ -476,7 +476,7 @@ func calibrationText(w io.Writer, cal *Calibration) {
 	}
 	for _, s := range cal.Steps {
 		if s.Stamps != "kernel" {
-			fmt.Fprintf(w, "\n(concurrency %d: chunks stamped %q, not all by the kernel's receive time: the read delay is in the errors)\n", s.Concurrency, s.Stamps)
+			fmt.Fprintf(w, "\n(concurrency %d: timestamps %q, not all the kernel's receive time: how late the client read is partly in the errors)\n", s.Concurrency, s.Stamps)
 			break
 		}
 	}

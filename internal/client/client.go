@@ -53,9 +53,9 @@ type Client struct {
 	stamped  atomic.Uint64
 }
 
-// NetHTTPRequests counts the requests that went through net/http, and of
-// them those whose connection kept the kernel's receive times (the others'
-// reads are stamped when they return).
+// NetHTTPRequests counts the requests that had a connection through
+// net/http, and of them those whose connection kept the kernel's receive
+// times (the others' reads are stamped when they return).
 func (c *Client) NetHTTPRequests() (all, kernel uint64) { return c.viaHTTP.Load(), c.stamped.Load() }
 
 // ReadStats is how a loop's reads were stamped.
@@ -154,12 +154,11 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 			return
 		}
 	}
-	c.viaHTTP.Add(1)
-	var reused bool
+	var reused, got bool
 	stamp, kernel := c.Clock, false
 	trace := &httptrace.ClientTrace{
 		GotConn: func(i httptrace.GotConnInfo) {
-			reused = i.Reused
+			reused, got = i.Reused, true
 			stamp, kernel = c.readClock(i.Conn)
 		},
 		GotFirstResponseByte: func() { rec.FirstByte = stamp() },
@@ -187,6 +186,12 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 			resp, err = c.HTTP.Do(req)
 		}
 	}
+	if got { // (a request that never had a connection has no timings to stamp)
+		c.viaHTTP.Add(1)
+		if kernel {
+			c.stamped.Add(1)
+		}
+	}
 	if err != nil {
 		c.fail(rec, classify(ctx, err), err.Error())
 		return
@@ -197,9 +202,6 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		c.fail(rec, fmt.Sprintf("http_%d", resp.StatusCode), snippet(msg))
 		return
-	}
-	if kernel {
-		c.stamped.Add(1)
 	}
 	if c.Streaming && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		c.readStream(ctx, resp.Body, rec, maxTokens, stamp)
