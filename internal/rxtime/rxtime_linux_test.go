@@ -43,7 +43,7 @@ func TestRxStamp(t *testing.T) {
 
 // pair returns both ends of a loopback TCP connection; the accepted end
 // is wrapped.
-func pair(t *testing.T) (client net.Conn, server *Conn) {
+func pair(t testing.TB) (client net.Conn, server *Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -134,5 +134,20 @@ func TestHoldTurnsStampingOn(t *testing.T) {
 	}
 	if server.Received() == 0 {
 		t.Error("the first read after Hold carried no stamp")
+	}
+}
+
+// One chunk-sized write and its stamped read over loopback: the read takes
+// no allocation.
+func BenchmarkConnRead(b *testing.B) {
+	client, server := pair(b)
+	msg := make([]byte, 170)
+	buf := make([]byte, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		client.Write(msg)
+		if _, err := server.Read(buf); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
