@@ -658,7 +658,7 @@ func (in *inflight) eof(err error) {
 	case in.sawDone:
 		in.finish(nil, false)
 	case in.headDone && in.framing == byClose && err == io.EOF:
-		in.bodyEnd(in.c.Clock())
+		in.bodyEnd(in.last) // the last data's arrival: a FIN carries no stamp
 		in.keep = false
 	case err == io.EOF:
 		in.finish(io.ErrUnexpectedEOF, false)
