@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -97,6 +98,12 @@ func TestProfileEndToEnd(t *testing.T) {
 	}
 	if run.ToolHealth.Workers != 2 || len(run.ToolHealth.Integrity) != 0 {
 		t.Fatalf("tool health %+v", run.ToolHealth)
+	}
+	// Both workers' event loops stamped every read with the kernel's receive
+	// time, and said so through DONE.
+	if st := run.ToolHealth.Stamps; runtime.GOOS == "linux" && (st == nil || st.Source != "kernel" || st.KernelReads == 0 ||
+		st.ReadDelayMs == nil || st.ReadDelayMs.Count != int64(st.KernelReads)) {
+		t.Errorf("stamps %+v", st)
 	}
 	ttft := run.Metrics[metrics.TTFT].Dist
 	itl := run.Metrics[metrics.ITL].Dist
