@@ -133,6 +133,12 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return c.n, nil
 }
 
+// WriteTo copies through Read, so every read is stamped (the embedded
+// TCPConn's WriteTo would read beneath it, and leave Received stale).
+func (c *Conn) WriteTo(w io.Writer) (int64, error) {
+	return io.Copy(w, struct{ io.Reader }{c})
+}
+
 // Received is the unix-ns receive time of the newest data read so far; 0
 // before any, or when the latest read carried no stamp.
 func (c *Conn) Received() int64 { return c.last.Load() }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -149,5 +150,24 @@ func BenchmarkConnRead(b *testing.B) {
 		if _, err := server.Read(buf); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// io.Copy from the connection goes through its stamped Read.
+func TestConnCopyIsStamped(t *testing.T) {
+	release, err := Hold()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	client, server := pair(t)
+	client.Write([]byte("abc"))
+	client.Close()
+	var got strings.Builder
+	if _, err := io.Copy(&got, server); err != nil || got.String() != "abc" {
+		t.Fatalf("copied %q, %v", got.String(), err)
+	}
+	if server.Received() == 0 {
+		t.Error("data copied out of the connection left no receive time")
 	}
 }
