@@ -50,7 +50,8 @@ type Loop struct {
 	release  func()    // lets go of rxtime.Hold
 }
 
-// maxReadDelayUs bounds the read-delay histogram (values above are clamped).
+// maxReadDelayUs bounds a believable read delay (and the histogram): a
+// longer one is a step of the wall clock, and the read keeps its own time.
 const maxReadDelayUs = 60_000_000
 
 // ReadStats returns how the loop's reads were stamped. It waits for the
@@ -68,9 +69,13 @@ func (l *Loop) stamp(at int64, oob []byte) int64 {
 		l.stats.OtherReads++
 		return at
 	}
-	l.stats.KernelReads++
 	d := max(time.Now().UnixNano()-rx, 0) // the read's delay; a clock step may make it negative
-	_ = l.stats.Delay.RecordValue(min(d/1e3, maxReadDelayUs))
+	if d/1e3 > maxReadDelayUs {
+		l.stats.OtherReads++ // not a delay: the wall clock stepped
+		return at
+	}
+	l.stats.KernelReads++
+	_ = l.stats.Delay.RecordValue(d / 1e3)
 	return at - d
 }
 
