@@ -65,6 +65,10 @@ type ReadStats struct {
 	Delay       *hdr.Histogram // µs from the kernel's receive time to the read's return
 }
 
+// maxReadDelayUs bounds a believable read delay (and the histogram): a
+// longer one is a step of the wall clock, and the read keeps its own time.
+const maxReadDelayUs = 60_000_000
+
 // dialStamped dials for net/http, asking the kernel to stamp what the
 // connection receives (see readClock).
 func dialStamped(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -102,7 +106,9 @@ func (c *Client) readClock(conn net.Conn) (clock func() int64, kernel bool) {
 			if rx == lastRx {
 				return last
 			}
-			at -= max(time.Now().UnixNano()-rx, 0)
+			if d := max(time.Now().UnixNano()-rx, 0); d/1e3 <= maxReadDelayUs { // (longer: the wall clock stepped)
+				at -= d
+			}
 			lastRx = rx
 		}
 		at = max(at, last)

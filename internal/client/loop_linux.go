@@ -50,9 +50,6 @@ type Loop struct {
 	release  func()    // lets go of rxtime.Hold
 }
 
-// maxReadDelayUs bounds a believable read delay (and the histogram): a
-// longer one is a step of the wall clock, and the read keeps its own time.
-const maxReadDelayUs = 60_000_000
 
 // ReadStats returns how the loop's reads were stamped. It waits for the
 // loop to have stopped: call it after Close.
