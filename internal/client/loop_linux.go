@@ -50,7 +50,6 @@ type Loop struct {
 	release  func()    // lets go of rxtime.Hold
 }
 
-
 // ReadStats returns how the loop's reads were stamped. It waits for the
 // loop to have stopped: call it after Close.
 func (l *Loop) ReadStats() ReadStats {
