@@ -65,9 +65,9 @@ type ReadStats struct {
 	Delay       *hdr.Histogram // µs from the kernel's receive time to the read's return
 }
 
-// maxReadDelayUs bounds a believable read delay (and the histogram): a
+// maxReadDelay bounds a believable read delay (and the histogram): a
 // longer one is a step of the wall clock, and the read keeps its own time.
-const maxReadDelayUs = 60_000_000
+const maxReadDelay = time.Minute
 
 // dialStamped dials for net/http, asking the kernel to stamp what the
 // connection receives (see readClock).
@@ -106,8 +106,8 @@ func (c *Client) readClock(conn net.Conn) (clock func() int64, kernel bool) {
 			if rx == lastRx {
 				return last
 			}
-			if d := max(time.Now().UnixNano()-rx, 0); d/1e3 <= maxReadDelayUs { // (longer: the wall clock stepped)
-				at -= d
+			if d, ok := rxtime.Age(rx, time.Now(), maxReadDelay); ok {
+				at -= int64(d)
 			}
 			lastRx = rx
 		}

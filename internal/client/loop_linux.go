@@ -65,14 +65,14 @@ func (l *Loop) stamp(at int64, oob []byte) int64 {
 		l.stats.OtherReads++
 		return at
 	}
-	d := max(time.Now().UnixNano()-rx, 0) // the read's delay; a clock step may make it negative
-	if d/1e3 > maxReadDelayUs {
+	d, ok := rxtime.Age(rx, time.Now(), maxReadDelay)
+	if !ok {
 		l.stats.OtherReads++ // not a delay: the wall clock stepped
 		return at
 	}
 	l.stats.KernelReads++
-	_ = l.stats.Delay.RecordValue(d / 1e3)
-	return at - d
+	_ = l.stats.Delay.RecordValue(d.Microseconds())
+	return at - int64(d)
 }
 
 // drainFor bounds how long a connection may take to end its body after
@@ -110,7 +110,7 @@ func NewLoop() (*Loop, error) {
 		return nil, fmt.Errorf("epoll: %w", err)
 	}
 	l := &Loop{epfd: epfd, evfd: evfd, done: make(chan struct{}), draining: map[*econn]time.Time{},
-		stats: ReadStats{Delay: hdr.New(1, maxReadDelayUs, 3)}}
+		stats: ReadStats{Delay: hdr.New(1, maxReadDelay.Microseconds(), 3)}}
 	if release, err := rxtime.Hold(); err == nil {
 		l.release = release // stamping is on before the first response
 	}

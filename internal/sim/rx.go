@@ -78,8 +78,8 @@ func (s *Server) arrival(r *http.Request) time.Time {
 	if rx == 0 {
 		return now
 	}
-	d := time.Duration(now.UnixNano() - rx)
-	if d < 0 || d > maxArrivalAge {
+	d, ok := rxtime.Age(rx, now, maxArrivalAge)
+	if !ok {
 		return now
 	}
 	return now.Add(-d) // keeps the monotonic reading
