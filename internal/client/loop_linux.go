@@ -216,12 +216,8 @@ func (l *Loop) readable(ec *econn, buf, oob []byte) {
 	if err == unix.EAGAIN || err == unix.EINTR {
 		return
 	}
-	at := in.c.Clock()
 	if n > 0 {
-		at = l.stamp(at, oob[:oobn])
-	}
-	if n > 0 {
-		in.feed(buf[:n], at)
+		in.feed(buf[:n], l.stamp(in.c.Clock(), oob[:oobn]))
 	} else {
 		if err == nil {
 			err = io.EOF

@@ -147,6 +147,15 @@ func TestLoopMatchesNetHTTP(t *testing.T) {
 	}
 }
 
+// countConns counts the connections srv accepts into n.
+func countConns(srv *httptest.Server, n *atomic.Int32) {
+	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			n.Add(1)
+		}
+	}
+}
+
 // newLoop starts a loop for the test's lifetime.
 func newLoop(t *testing.T) *Loop {
 	t.Helper()
@@ -186,11 +195,7 @@ func TestLoopKeepAliveAndResend(t *testing.T) {
 			go func() { time.Sleep(20 * time.Millisecond); conn.Close() }()
 		}
 	}))
-	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
+	countConns(srv, &conns)
 	srv.Start()
 	defer srv.Close()
 	c := loopClient(t, srv.URL)
@@ -329,11 +334,7 @@ func TestLoopDrainsAfterDone(t *testing.T) {
 		w.(http.Flusher).Flush()
 		time.Sleep(300 * time.Millisecond) // the body's end comes later
 	}))
-	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
+	countConns(srv, &conns)
 	srv.Start()
 	defer srv.Close()
 	c := loopClient(t, srv.URL)
