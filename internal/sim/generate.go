@@ -160,11 +160,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sh shape, prefix
 			fl.Flush()
 		}
 		now := time.Now()
-		if k == 0 {
-			truth.FirstToken = int64(now.Sub(arrival))
-		} else {
-			truth.Gaps = append(truth.Gaps, int64(now.Sub(last)))
-		}
+		truth.chunk(k, arrival, last, now)
 		last = now
 	}
 	w.Write(s.streamEnd(buf[:0], sh, prefix, finish, withUsage, usage))

@@ -217,11 +217,7 @@ func (p *pacer) write(st *paced) bool {
 
 // stamp records that chunk k has been handed to the kernel at now.
 func (st *paced) stamp(now time.Time) {
-	if st.k == 0 {
-		st.truth.FirstToken = int64(now.Sub(st.arrival))
-	} else {
-		st.truth.Gaps = append(st.truth.Gaps, int64(now.Sub(st.last)))
-	}
+	st.truth.chunk(st.k, st.arrival, st.last, now)
 	st.last = now
 }
 

@@ -54,6 +54,16 @@ type Truth struct {
 	Aborted    bool    `json:"aborted,omitempty"` // the client went away first
 }
 
+// chunk records that content chunk k went out at now (the previous one at
+// last).
+func (t *Truth) chunk(k int, arrival, last, now time.Time) {
+	if k == 0 {
+		t.FirstToken = int64(now.Sub(arrival))
+	} else {
+		t.Gaps = append(t.Gaps, int64(now.Sub(last)))
+	}
+}
+
 // Server is the simulator.
 type Server struct {
 	cfg     Config
