@@ -13,7 +13,7 @@ import (
 // Event is one SSE event's data field (data lines joined by "\n").
 type Event struct {
 	Data []byte // valid until the next call to Next
-	At   int64  // clock reading when the read that completed the event returned
+	At   int64  // the stamp of the read that completed the event: the clock's reading after it returned, or Feed's at
 }
 
 // Reader splits a stream into events.
@@ -28,7 +28,9 @@ type Reader struct {
 	first int64 // time of the first read that returned bytes
 }
 
-// NewReader reads from r, stamping reads with clock.
+// NewReader reads from r, stamping reads with clock (called once each
+// read returns; the client's clock gives the kernel's receive time where
+// the connection keeps one).
 func NewReader(r io.Reader, clock func() int64) *Reader {
 	return &Reader{r: r, clock: clock, buf: make([]byte, 0, 16<<10)}
 }
