@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,9 @@ func TestCalibrate(t *testing.T) {
 		if want := float64(s.Concurrency) / 0.085; math.Abs(s.IdealRate-want) > 1e-6 {
 			t.Errorf("ideal rate %v, want %v", s.IdealRate, want)
 		}
+		if runtime.GOOS == "linux" && s.Stamps != "kernel" {
+			t.Errorf("c=%d: timestamps %q, want the kernel's receive time", s.Concurrency, s.Stamps)
+		}
 		if s.RatePct < 50 || s.RatePct > 105 {
 			t.Errorf("achieved %.1f%% of the ideal rate at c=%d", s.RatePct, s.Concurrency)
 		}
@@ -49,7 +53,7 @@ func TestCalibrate(t *testing.T) {
 	if n := cal.Steps[1].Requests; n < 40 || n > 75 {
 		t.Errorf("%d requests measured at c=4 over 1.5 s of 85 ms requests", n)
 	}
-	if !strings.Contains(res.stdout, "TTFT p50 err") || !strings.Contains(res.stdout, "bounds:") {
+	if !strings.Contains(res.stdout, "TTFT p50 err") || !strings.Contains(res.stdout, "read p99") || !strings.Contains(res.stdout, "bounds:") {
 		t.Errorf("table:\n%s", res.stdout)
 	}
 	if res := runCLI(t, time.Minute, "calibrate", "--steps", "8,4", "--ramp", "-1"); res.code != ExitError ||
