@@ -22,12 +22,17 @@ import (
 // Marker identifies the gate's sticky comment among a PR's comments.
 const Marker = "<!-- aiperf-action:sticky-comment -->"
 
+// TokenInput is the action input holding the GitHub token.
+const TokenInput = "github-token"
+
 // MaxComment is GitHub's limit on a comment body.
 const MaxComment = 65536
 
-// Env is the Actions environment of one step.
+// Env is the Actions environment of one step. It is the only way the rest
+// of the program touches it: inputs, outputs, the job summary, annotations
+// and log groups all go through its methods.
 type Env struct {
-	A     *githubactions.Action
+	a     *githubactions.Action
 	Ctx   *githubactions.GitHubContext
 	Token string
 }
@@ -39,7 +44,7 @@ func New(getenv func(string) string, w io.Writer) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the GitHub Actions context: %w", err)
 	}
-	e := &Env{A: a, Ctx: ctx, Token: a.GetInput("github-token")}
+	e := &Env{a: a, Ctx: ctx, Token: a.GetInput(TokenInput)}
 	if e.Token != "" {
 		a.AddMask(e.Token)
 	}
@@ -50,7 +55,28 @@ func New(getenv func(string) string, w io.Writer) (*Env, error) {
 func (e *Env) InActions() bool { return e.Ctx.Actions }
 
 // Input is the action input name (kebab-case), trimmed.
-func (e *Env) Input(name string) string { return strings.TrimSpace(e.A.GetInput(name)) }
+func (e *Env) Input(name string) string { return strings.TrimSpace(e.a.GetInput(name)) }
+
+// Getenv reads the step's environment (the getenv New was given).
+func (e *Env) Getenv(name string) string { return e.a.Getenv(name) }
+
+// Error writes an error annotation (::error::).
+func (e *Env) Error(msg string) { e.a.Errorf("%s", msg) }
+
+// Warning writes a warning annotation (::warning::).
+func (e *Env) Warning(msg string) { e.a.Warningf("%s", msg) }
+
+// Group starts a collapsed log group (::group::); EndGroup ends it.
+func (e *Env) Group(title string) { e.a.Group(title) }
+
+// EndGroup ends the group Group started.
+func (e *Env) EndGroup() { e.a.EndGroup() }
+
+// Summary appends markdown to the job summary ($GITHUB_STEP_SUMMARY).
+func (e *Env) Summary(markdown string) { e.a.AddStepSummary(markdown) }
+
+// Output sets a step output ($GITHUB_OUTPUT).
+func (e *Env) Output(name, value string) { e.a.SetOutput(name, value) }
 
 // Repo is owner and name.
 func (e *Env) Repo() (string, string) { return e.Ctx.Repo() }

@@ -1,98 +1,25 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/aiperf-action/aiperf-action/internal/config"
-	"github.com/aiperf-action/aiperf-action/internal/controller"
-	"github.com/aiperf-action/aiperf-action/internal/metrics"
-	"github.com/aiperf-action/aiperf-action/internal/record"
-	"github.com/aiperf-action/aiperf-action/internal/result"
-	"github.com/aiperf-action/aiperf-action/internal/sim"
+	"github.com/aiperf-action/aiperf-action/internal/calibrate"
+	"github.com/aiperf-action/aiperf-action/internal/report"
 )
-
-// calibrateFlags are calibrate's settings.
-type calibrateFlags struct {
-	URL            string
-	TTFT, ITL      time.Duration
-	OSL, ISL       int
-	Steps          string
-	MaxConcurrency int
-	Duration       float64
-	Ramp           float64 // seconds; the concurrency ramp before the measured window
-	Workers        int
-	Format         string
-	Output         string
-	ArtifactDir    string
-	Bounds         Bounds
-}
-
-// Bounds are how far the tester may be from the server's truth before it is
-// the limit.
-type Bounds struct {
-	TTFTP50Ms float64 `json:"ttft_p50_ms"`
-	TTFTP99Ms float64 `json:"ttft_p99_ms"`
-	ITLP99Ms  float64 `json:"itl_p99_ms"`
-	MinRate   float64 `json:"min_rate_pct"`
-}
-
-// Step is one concurrency's measurement.
-type Step struct {
-	Concurrency   int       `json:"concurrency"`
-	Workers       int       `json:"workers"`
-	Requests      int       `json:"requests"`
-	IdealRate     float64   `json:"ideal_rate"`
-	AchievedRate  float64   `json:"achieved_rate"`
-	RatePct       float64   `json:"rate_pct"`
-	TTFTP50ErrMs  float64   `json:"ttft_p50_err_ms"`
-	TTFTP99ErrMs  float64   `json:"ttft_p99_err_ms"`
-	ITLP99ErrMs   float64   `json:"itl_p99_err_ms"`
-	LagP99Ms      float64   `json:"schedule_lag_p99_ms"`
-	ReadDelayP99  float64   `json:"read_delay_p99_ms"` // how late the loop read what the kernel had received (kept out of the timings)
-	Stamps        string    `json:"timestamps"`        // kernel, read or mixed (see run.json tool_health.stamps)
-	ClientCPU     []float64 `json:"client_cpu_util"`   // per worker process, share of one core
-	ChunksPerSec  float64   `json:"chunks_per_s"`
-	CPUUsPerChunk float64   `json:"cpu_us_per_chunk"`
-	StealPct      float64   `json:"cpu_steal_pct"`
-	Errors        int       `json:"errors"`
-	Pass          bool      `json:"within_bounds"`
-	Why           []string  `json:"outside_bounds,omitempty"`
-}
-
-// Calibration is calibrate's output.
-type Calibration struct {
-	TTFTMs      float64 `json:"ttft_ms"`
-	ITLMs       float64 `json:"itl_ms"`
-	OSL         int     `json:"osl"`
-	DurationS   float64 `json:"step_duration_s"`
-	RampS       float64 `json:"ramp_s"`
-	Bounds      Bounds  `json:"bounds"`
-	Steps       []Step  `json:"steps"`
-	TrustedUpTo int     `json:"trusted_up_to"` // highest concurrency within bounds (0: none)
-}
 
 func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("calibrate", pflag.ContinueOnError)
-	f := calibrateFlags{TTFT: 20 * time.Millisecond, ITL: 10 * time.Millisecond, OSL: 128, ISL: 32,
-		Steps: "1,64,256,512,1024,2048", MaxConcurrency: 2048, Duration: 10, Format: "text",
-		Bounds: Bounds{TTFTP50Ms: 1, TTFTP99Ms: 5, ITLP99Ms: 3, MinRate: 97}}
+	f := calibrate.Config{TTFT: 20 * time.Millisecond, ITL: 10 * time.Millisecond, OSL: 128, ISL: 32,
+		Steps: "1,64,256,512,1024,2048", MaxConcurrency: 2048, Duration: 10,
+		Bounds: calibrate.Bounds{TTFTP50Ms: 1, TTFTP99Ms: 5, ITLP99Ms: 3, MinRate: 97}}
+	format, output := "text", ""
 	fs.StringVarP(&f.URL, "url", "u", "", "an exact-mode `serve` to use (default: start one)")
 	fs.DurationVar(&f.TTFT, "ttft", f.TTFT, "the simulator's time to first token")
 	fs.DurationVar(&f.ITL, "itl", f.ITL, "the simulator's inter-token latency")
@@ -103,8 +30,8 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.Float64Var(&f.Duration, "duration", f.Duration, "seconds of load per step")
 	fs.Float64Var(&f.Ramp, "ramp", 0, "seconds over which the streams start before the measured window (default: one ideal request duration)")
 	fs.IntVar(&f.Workers, "workers", 0, "worker processes (default: profile's default for each concurrency)")
-	fs.StringVar(&f.Format, "format", f.Format, "text | json")
-	fs.StringVar(&f.Output, "output", "", "also write the JSON result to this file")
+	fs.StringVar(&format, "format", format, "text | json")
+	fs.StringVar(&output, "output", "", "also write the JSON result to this file")
 	fs.StringVar(&f.ArtifactDir, "artifact-dir", "", "keep each step's run folder here (default: a temporary folder)")
 	fs.Float64Var(&f.Bounds.TTFTP50Ms, "max-ttft-p50-error", f.Bounds.TTFTP50Ms, "bound on measured − true TTFT p50, ms")
 	fs.Float64Var(&f.Bounds.TTFTP99Ms, "max-ttft-p99-error", f.Bounds.TTFTP99Ms, "bound on measured − true TTFT p99, ms")
@@ -116,23 +43,26 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if !fs.Changed("ramp") {
 		f.Ramp = (f.TTFT + time.Duration(max(f.OSL-1, 0))*f.ITL).Seconds()
 	}
-	steps, err := f.validate()
+	steps, err := f.Check()
+	if format != "text" && format != "json" {
+		err = errors.Join(err, fmt.Errorf("--format %q: want text or json", format))
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "aiperf-action calibrate: %v\n", err)
 		return ExitError
 	}
-	cal, err := calibrate(ctx, &f, steps, stderr)
+	cal, err := calibrate.Run(ctx, &f, steps, stderr)
 	if cal != nil {
-		if f.Output != "" {
-			if werr := result.WriteJSON(f.Output, cal); werr != nil {
+		if output != "" {
+			if werr := cal.Save(output); werr != nil {
 				fmt.Fprintf(stderr, "aiperf-action calibrate: --output: %v\n", werr)
 			}
 		}
-		if f.Format == "json" {
+		if format == "json" {
 			b, _ := json.MarshalIndent(cal, "", "  ")
 			fmt.Fprintln(stdout, string(b))
 		} else {
-			calibrationText(stdout, cal)
+			report.Calibration(stdout, cal)
 		}
 	}
 	if err != nil {
@@ -143,348 +73,4 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return ExitError
 	}
 	return ExitOK
-}
-
-func (f *calibrateFlags) validate() ([]int, error) {
-	var errs []error
-	var steps []int
-	for _, s := range strings.Split(f.Steps, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			errs = append(errs, fmt.Errorf("--steps %q: want positive integers separated by commas", f.Steps))
-			break
-		}
-		steps = append(steps, n)
-	}
-	if !sort.IntsAreSorted(steps) {
-		errs = append(errs, fmt.Errorf("--steps %q: must increase", f.Steps))
-	}
-	if f.TTFT <= 0 || f.ITL <= 0 {
-		errs = append(errs, errors.New("--ttft and --itl must be positive"))
-	}
-	if f.OSL < 2 || f.ISL < 1 {
-		errs = append(errs, errors.New("--osl must be at least 2 and --isl at least 1"))
-	}
-	if !(f.Duration > 0) {
-		errs = append(errs, fmt.Errorf("--duration %g: must be positive", f.Duration))
-	}
-	if f.Workers < 0 {
-		errs = append(errs, fmt.Errorf("--workers %d: must not be negative", f.Workers))
-	}
-	if f.Ramp < 0 {
-		errs = append(errs, fmt.Errorf("--ramp %g: must not be negative", f.Ramp))
-	}
-	if f.Format != "text" && f.Format != "json" {
-		errs = append(errs, fmt.Errorf("--format %q: want text or json", f.Format))
-	}
-	return steps, errors.Join(errs...)
-}
-
-// startServe runs `serve` from this binary as its own process and returns
-// its URL and a teardown.
-func startServe(ctx context.Context, ttft, itl time.Duration, maxLen int) (string, func(), error) {
-	exe := os.Getenv(WorkerBinEnv)
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return "", nil, err
-		}
-	}
-	cmd := exec.Command(exe, "serve", "--port", "0", "--ttft", ttft.String(), "--itl", itl.String(), "--max-output", strconv.Itoa(max(maxLen, 256)))
-	cmd.Env = append(os.Environ(), controller.RoleEnv+"=serve")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return "", nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("start the simulator: %w", err)
-	}
-	stop := func() { cmd.Process.Kill(); cmd.Wait() }
-	lines := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		lines <- line
-		io.Copy(io.Discard, out)
-	}()
-	select {
-	case line := <-lines:
-		if i := strings.Index(line, "http://"); i >= 0 {
-			return strings.TrimSpace(line[i:]), stop, nil
-		}
-		stop()
-		return "", nil, fmt.Errorf("the simulator printed %q", line)
-	case <-time.After(10 * time.Second):
-		stop()
-		return "", nil, errors.New("the simulator did not start within 10 s")
-	}
-}
-
-func calibrate(ctx context.Context, f *calibrateFlags, steps []int, stderr io.Writer) (*Calibration, error) {
-	url := f.URL
-	if url == "" {
-		u, stop, err := startServe(ctx, f.TTFT, f.ITL, f.OSL)
-		if err != nil {
-			return nil, err
-		}
-		defer stop()
-		url = u
-	}
-	root := f.ArtifactDir
-	if root == "" {
-		tmp, err := os.MkdirTemp("", "aiperf-calibrate-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(tmp)
-		root = tmp
-	}
-	cal := &Calibration{TTFTMs: ms(f.TTFT), ITLMs: ms(f.ITL), OSL: f.OSL, DurationS: f.Duration, RampS: f.Ramp, Bounds: f.Bounds}
-	for i := 0; i < len(steps) || (len(cal.Steps) > 0 && cal.Steps[len(cal.Steps)-1].Pass); i++ {
-		c := 0
-		if i < len(steps) {
-			c = steps[i]
-		} else {
-			c = cal.Steps[len(cal.Steps)-1].Concurrency * 2
-		}
-		if c > f.MaxConcurrency {
-			break
-		}
-		fmt.Fprintf(stderr, "calibrate: concurrency %d for %gs ...\n", c, f.Duration)
-		st, err := calibrateStep(ctx, f, url, c, filepath.Join(root, fmt.Sprintf("c%d", c)))
-		if err != nil {
-			return cal, fmt.Errorf("concurrency %d: %w", c, err)
-		}
-		cal.Steps = append(cal.Steps, *st)
-		if st.Pass && c > cal.TrustedUpTo {
-			cal.TrustedUpTo = c
-		}
-	}
-	return cal, nil
-}
-
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }
-
-// percentile is the empirical p-quantile (nearest rank) of xs.
-func percentile(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	i := int(math.Ceil(p*float64(len(s)))) - 1
-	return s[max(0, min(i, len(s)-1))]
-}
-
-func calibrateStep(ctx context.Context, f *calibrateFlags, url string, c int, dir string) (*Step, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, url+"/sim/truth", nil)
-	if resp, err := http.DefaultClient.Do(req); err != nil {
-		return nil, fmt.Errorf("reset the server's truth (is --url an exact-mode `aiperf-action serve`?): %w", err)
-	} else {
-		resp.Body.Close()
-	}
-	p := config.DefaultProfile
-	p.Model, p.URL, p.Streaming = "calibrate", url, true
-	p.Concurrency, p.ConcurrencySet = c, true
-	// The streams start over the ramp and the window after it is measured:
-	// what is compared is the steady state, not 512 connections dialled in
-	// the same millisecond and kept in lockstep ever after by a server whose
-	// every request takes exactly as long.
-	p.BenchmarkDuration, p.GracePeriod = f.Ramp+f.Duration, 0
-	if c > 1 {
-		p.ConcurrencyRampDuration = f.Ramp
-	}
-	from, to := int64(f.Ramp*1e9), int64((f.Ramp+f.Duration)*1e9)
-	p.ISLMean, p.OSLMean = f.ISL, f.OSL
-	p.ExtraInputs = []string{"ignore_eos:true"}
-	p.Seed, p.SeedSet = 1, true
-	p.Workers = f.Workers
-	p.MaxErrorRate = 100
-	p.ArtifactDir = dir
-	if code := profile(ctx, &p, "aiperf-action calibrate", io.Discard, io.Discard); code == ExitError || code == ExitInterrupted {
-		if _, err := os.Stat(filepath.Join(dir, result.RunFile)); err != nil {
-			return nil, fmt.Errorf("the profile run failed (exit %d)", code)
-		}
-	}
-	run, err := result.Read(dir)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := readRecordsFile(filepath.Join(dir, result.RecordsFile))
-	if err != nil {
-		return nil, err
-	}
-	truth, err := fetchTruth(ctx, url)
-	if err != nil {
-		return nil, err
-	}
-	st := &Step{Concurrency: c, Workers: run.ToolHealth.Workers, Errors: run.Counts.Errors - run.Counts.Cancelled}
-	reqDur := f.TTFT + time.Duration(f.OSL-1)*f.ITL
-	st.IdealRate = float64(c) / reqDur.Seconds()
-	var measTTFT, measITL, trueTTFT, trueITL []float64
-	var chunks, windowChunks, done int
-	firstEnd, lastEnd := int64(math.MaxInt64), int64(0)
-	for _, r := range recs {
-		chunks += len(r.Chunks)
-		for _, t := range r.Chunks {
-			if t >= from && t < to {
-				windowChunks++
-			}
-		}
-		if !r.OK() {
-			continue
-		}
-		if r.End >= from && r.End < to {
-			done++
-			firstEnd, lastEnd = min(firstEnd, r.End), max(lastEnd, r.End)
-		}
-		if r.Sent < from {
-			continue
-		}
-		st.Requests++
-		m := metrics.RecordMetrics(&r)
-		t, ok := truth[r.SessionID]
-		if !ok || t.Aborted || len(t.Gaps) == 0 {
-			continue
-		}
-		measTTFT = append(measTTFT, m[metrics.TTFT])
-		measITL = append(measITL, m[metrics.ITL])
-		trueTTFT = append(trueTTFT, float64(t.FirstToken)/1e6)
-		var sum int64
-		for _, g := range t.Gaps {
-			sum += g
-		}
-		trueITL = append(trueITL, float64(sum)/float64(len(t.Gaps))/1e6)
-	}
-	if len(measTTFT) == 0 {
-		return nil, errors.New("no request finished within the step; raise --duration")
-	}
-	// A closed loop completes requests as fast as it turns them around: the
-	// rate is that of the completions within the measured window, from the
-	// first to the last (a count over the whole window would be off by up
-	// to one request in either direction, which matters at concurrency 1).
-	if done > 1 {
-		st.AchievedRate = float64(done-1) / (float64(lastEnd-firstEnd) / 1e9)
-	}
-	st.RatePct = 100 * st.AchievedRate / st.IdealRate
-	st.TTFTP50ErrMs = percentile(measTTFT, 0.5) - percentile(trueTTFT, 0.5)
-	st.TTFTP99ErrMs = percentile(measTTFT, 0.99) - percentile(trueTTFT, 0.99)
-	st.ITLP99ErrMs = percentile(measITL, 0.99) - percentile(trueITL, 0.99)
-	if l := run.ToolHealth.ScheduleLagMs; l != nil {
-		st.LagP99Ms = l.P99
-	}
-	if sp := run.ToolHealth.Stamps; sp != nil {
-		st.Stamps = sp.Source
-		if sp.ReadDelayMs != nil {
-			st.ReadDelayP99 = sp.ReadDelayMs.P99
-		}
-	}
-	var cpu float64
-	for _, w := range run.ToolHealth.ClientCPU {
-		st.ClientCPU = append(st.ClientCPU, w.Util)
-		cpu += w.CPUSeconds
-	}
-	st.ChunksPerSec = float64(windowChunks) / f.Duration
-	if chunks > 0 {
-		st.CPUUsPerChunk = cpu * 1e6 / float64(chunks)
-	}
-	if run.ToolHealth.CPUStealPct != nil {
-		st.StealPct = *run.ToolHealth.CPUStealPct
-	}
-	b := f.Bounds
-	check := func(ok bool, format string, a ...any) {
-		if !ok {
-			st.Why = append(st.Why, fmt.Sprintf(format, a...))
-		}
-	}
-	check(st.TTFTP50ErrMs <= b.TTFTP50Ms, "TTFT p50 error %.2f ms > %g", st.TTFTP50ErrMs, b.TTFTP50Ms)
-	check(st.TTFTP99ErrMs <= b.TTFTP99Ms, "TTFT p99 error %.2f ms > %g", st.TTFTP99ErrMs, b.TTFTP99Ms)
-	check(st.ITLP99ErrMs <= b.ITLP99Ms, "ITL p99 error %.2f ms > %g", st.ITLP99ErrMs, b.ITLP99Ms)
-	check(st.RatePct >= b.MinRate, "rate %.1f%% < %g%%", st.RatePct, b.MinRate)
-	check(st.Errors == 0, "%d errors", st.Errors)
-	st.Pass = len(st.Why) == 0
-	return st, nil
-}
-
-// readRecordsFile reads the profiling records of a records.jsonl.
-func readRecordsFile(path string) ([]record.Record, error) {
-	all, err := readAllRecords(path)
-	var out []record.Record
-	for _, r := range all {
-		if !r.Warmup {
-			out = append(out, r)
-		}
-	}
-	return out, err
-}
-
-// readAllRecords reads every record of a records.jsonl, warmup included.
-func readAllRecords(path string) ([]record.Record, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []record.Record
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		var r record.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		out = append(out, r)
-	}
-	return out, sc.Err()
-}
-
-func fetchTruth(ctx context.Context, url string) (map[string]sim.Truth, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/sim/truth?settle=1", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("read the server's truth: %w", err)
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Truths []sim.Truth `json:"truths"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return nil, fmt.Errorf("read the server's truth: %w", err)
-	}
-	out := make(map[string]sim.Truth, len(body.Truths))
-	for _, t := range body.Truths {
-		out[t.ID] = t
-	}
-	return out, nil
-}
-
-func calibrationText(w io.Writer, cal *Calibration) {
-	fmt.Fprintf(w, "aiperf-action calibrate: exact-mode server, TTFT %g ms, ITL %g ms, %d tokens; per step a %gs ramp, then %gs measured\n\n", cal.TTFTMs, cal.ITLMs, cal.OSL, cal.RampS, cal.DurationS)
-	fmt.Fprintln(w, "  conc  workers   rate(ach/ideal)  TTFT p50 err  TTFT p99 err  ITL p99 err  lag p99   read p99   client CPU/proc     chunks/s  CPU µs/chunk  steal  ok")
-	for _, s := range cal.Steps {
-		var cpus []string
-		for _, u := range s.ClientCPU {
-			cpus = append(cpus, fmt.Sprintf("%.0f%%", 100*u))
-		}
-		ok := "yes"
-		if !s.Pass {
-			ok = "NO: " + strings.Join(s.Why, "; ")
-		}
-		fmt.Fprintf(w, "%6d  %7d  %7.1f/s %6.1f%%  %+9.2f ms  %+9.2f ms  %+8.2f ms  %5.2f ms  %6.2f ms  %-18s %9.0f  %12.1f  %4.1f%%  %s\n",
-			s.Concurrency, s.Workers, s.AchievedRate, s.RatePct, s.TTFTP50ErrMs, s.TTFTP99ErrMs, s.ITLP99ErrMs, s.LagP99Ms, s.ReadDelayP99,
-			strings.Join(cpus, " "), s.ChunksPerSec, s.CPUUsPerChunk, s.StealPct, ok)
-	}
-	for _, s := range cal.Steps {
-		if s.Stamps != "kernel" {
-			fmt.Fprintf(w, "\n(concurrency %d: timestamps %q, not all the kernel's receive time: how late the client read is partly in the errors)\n", s.Concurrency, s.Stamps)
-			break
-		}
-	}
-	b := cal.Bounds
-	fmt.Fprintf(w, "\nbounds: TTFT p50 error ≤ %g ms, TTFT p99 error ≤ %g ms, ITL p99 error ≤ %g ms, rate ≥ %g%%\n", b.TTFTP50Ms, b.TTFTP99Ms, b.ITLP99Ms, b.MinRate)
-	if cal.TrustedUpTo > 0 {
-		fmt.Fprintf(w, "this runner can be trusted up to %d concurrent streams\n", cal.TrustedUpTo)
-	} else {
-		fmt.Fprintln(w, "this runner stayed within the bounds at no step")
-	}
 }

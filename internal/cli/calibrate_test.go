@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/calibrate"
 )
 
 // calibrate end to end on small steps: it starts its own simulator, steps
@@ -22,7 +24,7 @@ func TestCalibrate(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
-	var cal Calibration
+	var cal calibrate.Calibration
 	b, err := os.ReadFile(out)
 	if err != nil || json.Unmarshal(b, &cal) != nil {
 		t.Fatalf("--output: %v", err)

@@ -16,17 +16,19 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/aiperf-action/aiperf-action/internal/run"
 )
 
 // Version is the tool version written into every run.
-const Version = "0.1.0-dev"
+const Version = run.Version
 
 // Exit codes.
 const (
-	ExitOK          = 0
-	ExitRegression  = 1
-	ExitError       = 2
-	ExitInterrupted = 130
+	ExitOK          = run.ExitOK
+	ExitRegression  = run.ExitRegression
+	ExitError       = run.ExitError
+	ExitInterrupted = run.ExitInterrupted
 )
 
 type command struct {

@@ -30,7 +30,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg.TTFT, cfg.ITL = 20*time.Millisecond, 5*time.Millisecond
 	sctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- serveUntil(sctx, ln, sim.New(cfg)) }()
+	go func() { served <- sim.Serve(sctx, ln, sim.New(cfg)) }()
 	defer func() { stop(); <-served }()
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(stdout, "demo: simulator (exact mode: TTFT %s, ITL %s) on %s; this is a simulation, not a model\n", cfg.TTFT, cfg.ITL, url)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/aiperf-action/aiperf-action/internal/action"
+	"github.com/aiperf-action/aiperf-action/internal/gate"
+	"github.com/aiperf-action/aiperf-action/internal/judge"
 	"github.com/aiperf-action/aiperf-action/internal/report"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 )
@@ -29,9 +31,9 @@ func TestGateCommentGolden(t *testing.T) {
 		same = append(same, load("s"+string(rune('1'+i)), 31+i, 1))
 		slow = append(slow, load("f"+string(rune('1'+i)), 41+i, 1.3))
 	}
-	f := compareFlags{MaxRegression: "10%", NoiseFloor: "5%", MaxErrorRate: "1%", Alpha: 0.05, Seed: 1, Resamples: 200, Estimator: "hd",
+	f := judge.Config{MaxRegression: "10%", NoiseFloor: "5%", MaxErrorRate: "1%", Alpha: 0.05, Seed: 1, Resamples: 200, Estimator: "hd",
 		Metrics: []string{"time_to_first_token:p50", "time_to_first_token:p99:15%", "inter_token_latency:p50", "request_latency:p99"}}
-	st, err := f.parse()
+	st, err := f.Parse()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,10 +44,10 @@ func TestGateCommentGolden(t *testing.T) {
 		}
 		return out
 	}
-	scenario := func(b, c []result.Loaded) report.GateScenario {
-		s := report.GateScenario{Name: "chat-c8", Candidate: runs(c), Baseline: runs(b), BaselineSource: "the newest baseline runs in folder baselines"}
+	scenario := func(b, c []result.Loaded) gate.Scenario {
+		s := gate.Scenario{Name: "chat-c8", Candidate: runs(c), Baseline: runs(b), BaselineSource: "the newest baseline runs in folder baselines"}
 		if len(b) > 0 {
-			cr, err := compareRuns(st, b, c)
+			cr, err := judge.Compare(st, b, c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,19 +55,20 @@ func TestGateCommentGolden(t *testing.T) {
 		}
 		return s
 	}
-	meta := report.GateMeta{Model: "m", Server: "built-in simulator", Runner: "test-runner", Commit: "abc123", Event: "pull_request", Store: "folder baselines", Seed: 42, Repeats: 3}
+	meta := gate.Meta{Model: "m", Server: "built-in simulator", Runner: "test-runner", Commit: "abc123", Event: "pull_request", Store: "folder baselines", Seed: 42, Repeats: 3}
 	cases := []struct {
-		file, verdict string
-		sc            report.GateScenario
+		file    string
+		verdict gate.Verdict
+		sc      gate.Scenario
 	}{
 		{"comment-pass.md", "pass", scenario(base, same)},
 		{"comment-fail.md", "fail", scenario(base, slow)},
 		{"comment-inconclusive.md", "inconclusive", scenario(base[:1], same[:1])},
-		{"comment-no-baseline.md", report.NoBaseline, scenario(nil, same)},
+		{"comment-no-baseline.md", gate.NoBaseline, scenario(nil, same)},
 	}
 	for _, c := range cases {
-		rep := &report.GateReport{Scenarios: []report.GateScenario{c.sc}, Meta: meta}
-		rep.Verdict = report.GateVerdict(rep.Scenarios)
+		rep := &gate.Report{Scenarios: []gate.Scenario{c.sc}, Meta: meta}
+		rep.Verdict = gate.Fold(rep.Scenarios)
 		if rep.Verdict != c.verdict {
 			t.Errorf("%s: verdict %s, want %s", c.file, rep.Verdict, c.verdict)
 		}
@@ -80,9 +83,9 @@ func TestGateCommentGolden(t *testing.T) {
 // Server text is escaped, and an oversized report is cut to fit a comment.
 func TestGateCommentEscapesAndFits(t *testing.T) {
 	t.Parallel()
-	rep := &report.GateReport{Verdict: "pass", Meta: report.GateMeta{Model: "<img src=x onerror=alert(1)> | *bold*"}}
+	rep := &gate.Report{Verdict: gate.Pass, Meta: gate.Meta{Model: "<img src=x onerror=alert(1)> | *bold*"}}
 	for i := 0; i < 400; i++ {
-		rep.Scenarios = append(rep.Scenarios, report.GateScenario{Name: strings.Repeat("x", 200)})
+		rep.Scenarios = append(rep.Scenarios, gate.Scenario{Name: strings.Repeat("x", 200)})
 	}
 	md := report.CommentMarkdown(rep, action.Marker, action.MaxComment)
 	if len(md) > action.MaxComment {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/controller"
 )
@@ -82,3 +83,6 @@ func startPlainSim(t *testing.T, args ...string) string {
 	go io.Copy(io.Discard, stdout)
 	return strings.TrimSpace(line[i:])
 }
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }

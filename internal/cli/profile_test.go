@@ -40,7 +40,7 @@ func serveHandler(t *testing.T, h http.Handler) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serveUntil(ctx, ln, h) }()
+	go func() { done <- sim.Serve(ctx, ln, h) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return "http://" + ln.Addr().String()
 }
@@ -69,7 +69,7 @@ func runCLI(t *testing.T, limit time.Duration, args ...string) cliResult {
 
 func readRecords(t *testing.T, dir string) []record.Record {
 	t.Helper()
-	recs, err := readAllRecords(filepath.Join(dir, result.RecordsFile))
+	recs, err := result.ReadRecords(filepath.Join(dir, result.RecordsFile))
 	if err != nil {
 		t.Fatalf("records.jsonl: %v", err)
 	}

@@ -2,15 +2,12 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"runtime/pprof"
 	"strconv"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -60,38 +57,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		pprof.StartCPUProfile(f)
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
-	if err := serveUntil(ctx, ln, sim.New(cfg)); err != nil {
+	if err := sim.Serve(ctx, ln, sim.New(cfg)); err != nil {
 		fmt.Fprintf(stderr, "aiperf-action serve: %v\n", err)
 		return ExitError
 	}
 	return ExitOK
-}
-
-// serveUntil serves h on ln until ctx ends, then shuts down gracefully.
-func serveUntil(ctx context.Context, ln net.Listener, h http.Handler) error {
-	if l, ok := h.(interface {
-		Listener(net.Listener) net.Listener
-	}); ok {
-		ln = l.Listener(ln) // the simulator dates requests by their receive time
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
-	}
-	if c, ok := h.(io.Closer); ok {
-		c.Close() // connections the handler took over from net/http
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }

@@ -60,9 +60,8 @@ func (c *Client) NetHTTPRequests() (all, kernel uint64) { return c.viaHTTP.Load(
 
 // ReadStats is how a loop's reads were stamped.
 type ReadStats struct {
-	KernelReads uint64         // stamped with the kernel's receive time
-	OtherReads  uint64         // no kernel stamp came: stamped when the read returned
-	Delay       *hdr.Histogram // µs from the kernel's receive time to the read's return
+	record.Stamps                // the read counts (KernelReads, OtherReads)
+	Delay         *hdr.Histogram // µs from the kernel's receive time to the read's return
 }
 
 // maxReadDelay bounds a believable read delay (and the histogram): a

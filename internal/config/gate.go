@@ -57,7 +57,7 @@ func (s *Server) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// Thresholds are compare's settings.
+// Thresholds are compare's settings; an empty field takes judge.Default's.
 type Thresholds struct {
 	MaxRegression      string   `yaml:"max-regression"`
 	MaxErrorRate       string   `yaml:"max-error-rate"`
@@ -77,11 +77,10 @@ type BaselineConfig struct {
 
 // DefaultGate holds the defaults.
 var DefaultGate = Gate{
-	Repeats:    3,
-	Seed:       1,
-	Thresholds: Thresholds{MaxRegression: "5%", MaxErrorRate: "1%", NoiseFloor: "5%", Alpha: 0.05},
-	Baseline:   BaselineConfig{Store: "folder", Path: "baselines", Branch: "aiperf-baselines", Keep: 20},
-	Server:     Server{ReadyTimeout: 10 * time.Minute, TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond},
+	Repeats:  3,
+	Seed:     1,
+	Baseline: BaselineConfig{Store: "folder", Path: "baselines", Branch: "aiperf-baselines", Keep: 20},
+	Server:   Server{ReadyTimeout: 10 * time.Minute, TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond},
 }
 
 // LoadGate reads a gate config file over the defaults. Unknown keys are

@@ -13,10 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,19 +43,23 @@ type Options struct {
 
 // Outcome describes how the workers did.
 type Outcome struct {
-	T0        []time.Time // start instant of each phase that started
-	Workers   int
-	Stopped   bool           // STOP was sent (Ctrl-C or a failure)
-	Received  map[int]uint64 // records received per worker
-	Problems  []string       // integrity problems, by worker
-	WorkerPID map[int]int
-	// Per worker process, from the OS once it exited: CPU seconds (user +
-	// system), wall seconds from spawn to exit, and total GC pause.
-	WorkerCPU     map[int]float64
-	WorkerWall    map[int]float64
-	WorkerGCPause map[int]time.Duration
-	// How each worker's reads were stamped, from its DONE.
-	WorkerStamps map[int]*wire.Stamps
+	T0       []time.Time // start instant of each phase that started
+	Stopped  bool        // STOP was sent (Ctrl-C or a failure)
+	Problems []string    // integrity problems, by worker
+	Workers  []Worker    // one per worker process started, by id
+}
+
+// Worker is what the controller learnt of one worker process.
+type Worker struct {
+	ID, PID int
+	Records uint64 // records received
+	// From the OS once the process exited (Exited): CPU seconds (user +
+	// system) and wall seconds from spawn to exit.
+	Exited      bool
+	CPUSeconds  float64
+	WallSeconds float64
+	GCPause     time.Duration // the worker's total GC pause, from its DONE
+	Stamps      *wire.Stamps  // how its reads were stamped, from its DONE
 }
 
 type peer struct {
@@ -121,8 +123,7 @@ func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, 
 	ctrlAddr := "tcp://" + router.Addr().String()
 	recAddr := "tcp://" + pull.Addr().String()
 
-	out := &Outcome{Workers: len(shards), Received: map[int]uint64{}, WorkerPID: map[int]int{},
-		WorkerCPU: map[int]float64{}, WorkerWall: map[int]float64{}, WorkerGCPause: map[int]time.Duration{}, WorkerStamps: map[int]*wire.Stamps{}}
+	out := &Outcome{}
 	ctrlCh := make(chan wire.Control, 256)
 	batchCh := make(chan []byte, 8192)
 	var readers sync.WaitGroup
@@ -147,7 +148,7 @@ func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, 
 		}
 		p := &peer{id: i, cmd: cmd, pid: cmd.Process.Pid, lastSeen: time.Now(), nextSeq: 1, spawned: time.Now()}
 		peers[i] = p
-		out.WorkerPID[i] = p.pid
+		out.Workers = append(out.Workers, Worker{ID: i, PID: p.pid})
 		if opt.OnSpawn != nil {
 			opt.OnSpawn(i, p.pid)
 		}
@@ -163,7 +164,7 @@ func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, 
 	err := r.loop(ctx, shards)
 	r.reap()
 	for _, p := range peers {
-		out.Received[p.id] = p.received
+		out.Workers[p.id].Records = p.received
 	}
 	return out, err
 }
@@ -460,15 +461,13 @@ func later(a, b time.Time) time.Time {
 
 // usage records what the OS says a worker used.
 func (r *run) usage(ev exitEvent) {
-	p := r.peers[ev.id]
+	p, w := r.peers[ev.id], &r.out.Workers[ev.id]
 	if ev.state != nil {
-		r.out.WorkerCPU[ev.id] = (ev.state.UserTime() + ev.state.SystemTime()).Seconds()
-		r.out.WorkerWall[ev.id] = ev.at.Sub(p.spawned).Seconds()
+		w.Exited = true
+		w.CPUSeconds = (ev.state.UserTime() + ev.state.SystemTime()).Seconds()
+		w.WallSeconds = ev.at.Sub(p.spawned).Seconds()
 	}
-	r.out.WorkerGCPause[ev.id] = p.gcPause
-	if p.stamps != nil {
-		r.out.WorkerStamps[ev.id] = p.stamps
-	}
+	w.GCPause, w.Stamps = p.gcPause, p.stamps
 }
 
 func killAll(peers []*peer) {
@@ -530,47 +529,4 @@ func readRecords(ctx context.Context, s zmq4.Socket, out chan<- []byte) {
 			}
 		}
 	}
-}
-
-// Split divides concurrency c across n workers (the first c%n get one
-// more), like k6 execution segments. n is capped at c.
-func Split(c, n int) []int {
-	n = max(1, min(n, c))
-	out := make([]int, n)
-	for i := range out {
-		out[i] = c / n
-		if i < c%n {
-			out[i]++
-		}
-	}
-	return out
-}
-
-// Assign gives each of count requests to a worker in proportion to its
-// concurrency, interleaved (smooth weighted round robin), so every worker's
-// share is spread over the whole plan. It returns worker indices per request.
-func Assign(count int, weights []int) []int {
-	total := 0
-	for _, w := range weights {
-		total += w
-	}
-	cur := make([]int, len(weights))
-	out := make([]int, count)
-	for i := range out {
-		best := 0
-		for j, w := range weights {
-			cur[j] += w
-			if cur[j] > cur[best] {
-				best = j
-			}
-		}
-		cur[best] -= total
-		out[i] = best
-	}
-	return out
-}
-
-// SortedIDs returns map keys in order, for stable reports.
-func SortedIDs[V any](m map[int]V) []int {
-	return slices.Sorted(maps.Keys(m))
 }

@@ -106,7 +106,7 @@ func runFake(t *testing.T, mode string) (*Outcome, int, error) {
 
 func TestIntegrityClean(t *testing.T) {
 	out, got, err := runFake(t, "ok")
-	if err != nil || got != 10 || len(out.Problems) != 0 || out.Received[0] != 5 || out.Received[1] != 5 {
+	if err != nil || got != 10 || len(out.Problems) != 0 || out.Workers[0].Records != 5 || out.Workers[1].Records != 5 {
 		t.Fatalf("err %v, got %d, outcome %+v", err, got, out)
 	}
 }

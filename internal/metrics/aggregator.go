@@ -77,18 +77,13 @@ func NewAggregator(w time.Duration, slos []config.SLO) *Aggregator {
 	const hour = int64(time.Hour / time.Microsecond)
 	a := &Aggregator{Window: w, SLOs: slos, errMsgs: map[string]string{}}
 	a.counts.ErrorsByKind = map[string]int{}
-	a.dists = map[string]*series{
-		TTFT:                  newSeries("ms", "us", 1000, hour),
-		TTST:                  newSeries("ms", "us", 1000, hour),
-		ITL:                   newSeries("ms", "us", 1000, hour),
-		ICL:                   newSeries("ms", "us", 1000, hour),
-		TTFTFromDue:           newSeries("ms", "us", 1000, hour),
-		RequestLatencyFromDue: newSeries("ms", "us", 1000, hour),
-		RequestLatency:        newSeries("ms", "us", 1000, hour),
-		ISL:                   newSeries("tokens", "tokens", 1, 1<<30),
-		OSL:                   newSeries("tokens", "tokens", 1, 1<<30),
-		PerUser:               newSeries("tokens/sec/user", "mtokens/sec/user", 1000, 1<<40),
+	a.dists = map[string]*series{}
+	for _, name := range []string{TTFT, TTST, ITL, ICL, TTFTFromDue, RequestLatencyFromDue, RequestLatency} {
+		a.dists[name] = newSeries(unit(name), "us", 1000, hour)
 	}
+	a.dists[ISL] = newSeries(unit(ISL), "tokens", 1, 1<<30)
+	a.dists[OSL] = newSeries(unit(OSL), "tokens", 1, 1<<30)
+	a.dists[PerUser] = newSeries(unit(PerUser), "mtokens/sec/user", 1000, 1<<40)
 	a.lag = newSeries("ms", "us", 1000, hour)
 	return a
 }
@@ -303,10 +298,10 @@ func (a *Aggregator) Summary() *Summary {
 		return Metric{Rate: r}
 	}
 	if a.counts.OK > 0 {
-		s.Metrics[OutputTput] = rate("tokens/sec", float64(a.totalOSL), a.winTokens)
-		s.Metrics[RequestTput] = rate("requests/sec", float64(a.counts.OK), a.winOK)
+		s.Metrics[OutputTput] = rate(unit(OutputTput), float64(a.totalOSL), a.winTokens)
+		s.Metrics[RequestTput] = rate(unit(RequestTput), float64(a.counts.OK), a.winOK)
 		if len(a.SLOs) > 0 {
-			s.Metrics[Goodput] = rate("requests/sec", float64(a.counts.Good), a.winGood)
+			s.Metrics[Goodput] = rate(unit(Goodput), float64(a.counts.Good), a.winGood)
 		}
 	}
 	return s

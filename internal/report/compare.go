@@ -8,20 +8,11 @@ import (
 	"strings"
 
 	"github.com/aiperf-action/aiperf-action/compare"
+	"github.com/aiperf-action/aiperf-action/internal/judge"
 )
 
-// CompareReport is a comparison with what it compared.
-type CompareReport struct {
-	*compare.Comparison
-	ProfileHash   string   `json:"profile_hash"`
-	BaselineRuns  []string `json:"baseline_runs"`
-	CandidateRuns []string `json:"candidate_runs"`
-	Units         []string `json:"units"` // per result, the unit of baseline and candidate
-	Warnings      []string `json:"-"`     // already folded into Comparison.Warnings
-}
-
 // Compare renders rep as text, markdown or json.
-func Compare(w io.Writer, format string, rep *CompareReport) error {
+func Compare(w io.Writer, format string, rep *judge.Report) error {
 	switch format {
 	case "json":
 		b, err := json.MarshalIndent(rep, "", "  ")
@@ -83,14 +74,14 @@ func num(v float64) string {
 func pct(v float64) string       { return fmt.Sprintf("%.2f%%", 100*v) }
 func signedPct(v float64) string { return fmt.Sprintf("%+.1f%%", 100*v) }
 
-func unitOf(rep *CompareReport, i int) string {
+func unitOf(rep *judge.Report, i int) string {
 	if i < len(rep.Units) {
 		return rep.Units[i]
 	}
 	return ""
 }
 
-func compareText(w io.Writer, rep *CompareReport) {
+func compareText(w io.Writer, rep *judge.Report) {
 	fmt.Fprintf(w, "aiperf-action compare: %d baseline run(s) vs %d candidate run(s), profile %s\n\n",
 		len(rep.BaselineRuns), len(rep.CandidateRuns), rep.ProfileHash)
 	header := []string{"metric", "baseline", "candidate", "change", "interval", "detects", "verdict"}
@@ -112,7 +103,7 @@ func compareText(w io.Writer, rep *CompareReport) {
 }
 
 // notesOf gathers warnings, each once, prefixed with their metric.
-func notesOf(rep *CompareReport) []string {
+func notesOf(rep *judge.Report) []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(s string) {
@@ -134,7 +125,7 @@ func notesOf(rep *CompareReport) []string {
 
 var verdictIcon = map[compare.Verdict]string{compare.Pass: "✅", compare.Fail: "❌", compare.Inconclusive: "⚠️"}
 
-func compareMarkdown(w io.Writer, rep *CompareReport) {
+func compareMarkdown(w io.Writer, rep *judge.Report) {
 	fmt.Fprintf(w, "### %s Performance gate: **%s**\n\n", verdictIcon[rep.Verdict], strings.ToUpper(string(rep.Verdict)))
 	fmt.Fprintf(w, "%d baseline run(s) vs %d candidate run(s) · profile `%s`\n\n", len(rep.BaselineRuns), len(rep.CandidateRuns), EscapeMarkdown(rep.ProfileHash))
 	fmt.Fprintln(w, "| metric | baseline | candidate | change | 90% interval | detects | verdict |")

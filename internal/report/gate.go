@@ -2,87 +2,53 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 
-	"github.com/aiperf-action/aiperf-action/compare"
+	"github.com/aiperf-action/aiperf-action/internal/gate"
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
 	"github.com/aiperf-action/aiperf-action/internal/result"
+	"github.com/aiperf-action/aiperf-action/internal/run"
 )
 
-// NoBaseline is the gate's verdict when no scenario had a baseline yet.
-const NoBaseline = "no-baseline"
+// Gate renders the gate's report for gate.Run: the run table in the log,
+// report.md and the job summary, and the PR comment, each starting with
+// Marker (the sticky comment's).
+type Gate struct{ Marker string }
 
-// GateScenario is one scenario's outcome.
-type GateScenario struct {
-	Name           string
-	Compare        *CompareReport // nil without a baseline
-	BaselineSource string
-	Baseline       []*result.Run
-	Candidate      []*result.Run
+var _ gate.Renderer = Gate{}
+
+// Run prints a finished profile run's table.
+func (Gate) Run(w io.Writer, r *run.Result) { Console(w, r.Run, r.Summary.ErrorMsgs) }
+
+// Markdown is GateMarkdown with the marker.
+func (g Gate) Markdown(rep *gate.Report, full bool) string { return GateMarkdown(rep, g.Marker, full) }
+
+// Comment is CommentMarkdown with the marker.
+func (g Gate) Comment(rep *gate.Report, limit int) string {
+	return CommentMarkdown(rep, g.Marker, limit)
 }
 
-// Verdict is the scenario's verdict, or NoBaseline.
-func (s *GateScenario) Verdict() string {
-	if s.Compare == nil {
-		return NoBaseline
-	}
-	return string(s.Compare.Verdict)
-}
-
-// GateMeta is what was run where.
-type GateMeta struct {
-	Model, Server, Runner, Commit, Event, Store string
-	Seed                                        uint64
-	Repeats                                     int
-}
-
-// GateReport is the whole gate's outcome.
-type GateReport struct {
-	Verdict   string // pass | fail | inconclusive | no-baseline
-	Scenarios []GateScenario
-	Meta      GateMeta
-	Notes     []string // gate-level notes (e.g. a comment that could not be posted)
-}
-
-// GateVerdict folds scenario verdicts: any fail fails; then inconclusive;
-// then pass; no-baseline only when no scenario had one.
-func GateVerdict(ss []GateScenario) string {
-	v := NoBaseline
-	for _, s := range ss {
-		switch s.Verdict() {
-		case string(compare.Fail):
-			return string(compare.Fail)
-		case string(compare.Inconclusive):
-			v = string(compare.Inconclusive)
-		case string(compare.Pass):
-			if v == NoBaseline {
-				v = string(compare.Pass)
-			}
-		}
-	}
-	return v
-}
-
-var headline = map[string]string{
-	string(compare.Pass):         "✅ aiperf-action: no performance regression",
-	string(compare.Fail):         "❌ aiperf-action: performance regression",
-	string(compare.Inconclusive): "⚠️ aiperf-action: inconclusive",
-	NoBaseline:                   "🆕 aiperf-action: first run, no baseline yet",
+var headline = map[gate.Verdict]string{
+	gate.Pass:         "✅ aiperf-action: no performance regression",
+	gate.Fail:         "❌ aiperf-action: performance regression",
+	gate.Inconclusive: "⚠️ aiperf-action: inconclusive",
+	gate.NoBaseline:   "🆕 aiperf-action: first run, no baseline yet",
 }
 
 // GateMarkdown renders the PR comment / job summary. With full false it
 // leaves out the collapsed details and charts (for the size-limited comment).
-func GateMarkdown(rep *GateReport, marker string, full bool) string {
+func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 	var b strings.Builder
 	if marker != "" {
 		b.WriteString(marker + "\n")
 	}
 	fmt.Fprintf(&b, "## %s\n\n", headline[rep.Verdict])
-	fmt.Fprintf(&b, "**Verdict: %s** · %d scenario(s) · %d candidate run(s) each\n\n", strings.ToUpper(rep.Verdict), len(rep.Scenarios), rep.Meta.Repeats)
+	fmt.Fprintf(&b, "**Verdict: %s** · %d scenario(s) · %d candidate run(s) each\n\n", strings.ToUpper(string(rep.Verdict)), len(rep.Scenarios), rep.Meta.Repeats)
 	for i := range rep.Scenarios {
 		s := &rep.Scenarios[i]
-		fmt.Fprintf(&b, "### `%s`: %s\n\n", EscapeMarkdown(s.Name), strings.ToUpper(s.Verdict()))
+		fmt.Fprintf(&b, "### `%s`: %s\n\n", EscapeMarkdown(s.Name), strings.ToUpper(string(s.Verdict())))
 		if s.Compare == nil {
 			fmt.Fprintf(&b, "No baseline runs for this scenario and profile yet: these runs become the baseline when merged to the default branch.\n\n")
 			candidateTable(&b, s)
@@ -130,7 +96,7 @@ func GateMarkdown(rep *GateReport, marker string, full bool) string {
 // CommentMarkdown is GateMarkdown cut to fit GitHub's comment limit: the
 // full text when it fits, else the tables only with a pointer to the job
 // summary, else the headline only.
-func CommentMarkdown(rep *GateReport, marker string, limit int) string {
+func CommentMarkdown(rep *gate.Report, marker string, limit int) string {
 	if s := GateMarkdown(rep, marker, true); len(s) <= limit {
 		return s
 	}
@@ -141,7 +107,7 @@ func CommentMarkdown(rep *GateReport, marker string, limit int) string {
 	return fmt.Sprintf("%s\n## %s\n\nThe report is too long for a comment: see the job summary.\n", marker, headline[rep.Verdict])
 }
 
-func candidateTable(b *strings.Builder, s *GateScenario) {
+func candidateTable(b *strings.Builder, s *gate.Scenario) {
 	if len(s.Candidate) == 0 {
 		return
 	}
@@ -155,7 +121,7 @@ func candidateTable(b *strings.Builder, s *GateScenario) {
 	b.WriteString("\n")
 }
 
-func toolWarnings(s *GateScenario) []string {
+func toolWarnings(s *gate.Scenario) []string {
 	var out []string
 	for _, r := range s.Candidate {
 		for _, w := range r.ToolHealth.Warnings {
@@ -188,7 +154,7 @@ var chartSafe = regexp.MustCompile(`[^A-Za-z0-9 _.-]+`)
 
 // percentileChart is a mermaid bar chart of p50/p90/p99, baseline against
 // candidate, for TTFT (or request latency when not streaming).
-func percentileChart(s *GateScenario) string {
+func percentileChart(s *gate.Scenario) string {
 	name := metrics.TTFT
 	if _, _, _, _, ok := meanPercentiles(s.Candidate, name); !ok {
 		name = metrics.RequestLatency

@@ -169,3 +169,23 @@ func (w *RecordWriter) Close() error {
 	}
 	return os.Rename(w.f.Name(), w.path)
 }
+
+// ReadRecords reads every record of a records.jsonl, warmup included.
+func ReadRecords(path string) ([]record.Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []record.Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var r record.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, r)
+	}
+	return out, sc.Err()
+}

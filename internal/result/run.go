@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
+	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/servermetrics"
 )
 
@@ -100,12 +101,9 @@ type ToolHealth struct {
 // take the receive time of the newest data their connection read (between
 // the data's arrival and the read), where the connection keeps one.
 type Stamps struct {
-	Source        string        `json:"source"`                  // "kernel", "read" or "mixed"
-	KernelReads   uint64        `json:"kernel_reads"`            // reads stamped with the kernel's receive time
-	OtherReads    uint64        `json:"other_reads"`             // event-loop reads with no kernel stamp (stamped on return)
-	NetHTTP       uint64        `json:"net_http_requests"`       // requests read through net/http
-	NetHTTPKernel uint64        `json:"net_http_kernel"`         // of those, on connections that kept the kernel's receive time
-	ReadDelayMs   *metrics.Dist `json:"read_delay_ms,omitempty"` // kernel receive → read return, over kernel-stamped reads
+	Source string `json:"source"` // "kernel", "read" or "mixed" (record.Stamps.Source)
+	record.Stamps
+	ReadDelayMs *metrics.Dist `json:"read_delay_ms,omitempty"` // kernel receive → read return, over kernel-stamped reads
 }
 
 // WorkerCPU is one worker process's CPU use: user + system seconds over its
@@ -144,11 +142,20 @@ func WriteFileAtomic(path string, data []byte) error {
 
 // WriteJSON writes v as indented JSON, atomically.
 func WriteJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := Encode(v)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	return WriteFileAtomic(path, append(b, '\n'))
+	return WriteFileAtomic(path, b)
+}
+
+// Encode is v as WriteJSON writes it: indented, with a final newline.
+func Encode(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 // Read reads and checks a run.json. path may be the file or its folder.
@@ -182,11 +189,7 @@ func Parse(b []byte, path string) (*Run, error) {
 }
 
 // ServerMetrics is one scraped endpoint over the run.
-type ServerMetrics struct {
-	Scrapes  int                              `json:"scrapes"`
-	Failures int                              `json:"failures"`
-	Metrics  map[string]servermetrics.Summary `json:"metrics"`
-}
+type ServerMetrics = servermetrics.Endpoint
 
 // Loaded is a run.json with the path it came from.
 type Loaded struct {

@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
 )
 
@@ -72,13 +73,8 @@ type Control struct {
 
 // Stamps is how a worker's response reads were timed.
 type Stamps struct {
-	KernelReads uint64 `json:"kernel_reads"`      // stamped with the kernel's receive time
-	OtherReads  uint64 `json:"other_reads"`       // by the event loop, with no kernel stamp: when the read returned
-	NetHTTP     uint64 `json:"net_http_requests"` // requests read by net/http
-	// Of those, the ones whose connection kept the kernel's receive time
-	// (stamped with the newest data's arrival; the rest when reads returned).
-	NetHTTPKernel uint64 `json:"net_http_kernel"`
-	ReadDelay     string `json:"read_delay_hdr,omitempty"` // HdrHistogram (V2, base64) of kernel receive → read return, µs
+	record.Stamps
+	ReadDelay string `json:"read_delay_hdr,omitempty"` // HdrHistogram (V2, base64) of kernel receive → read return, µs
 }
 
 // ShardSpec is one worker's part of the plan and how to send it.

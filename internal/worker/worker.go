@@ -179,11 +179,11 @@ func Run(ctx context.Context, opt Options) error {
 	w.flush()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	stamps := &wire.Stamps{NetHTTP: viaHTTP, NetHTTPKernel: viaHTTPKernel}
+	stamps := &wire.Stamps{Stamps: record.Stamps{NetHTTP: viaHTTP, NetHTTPKernel: viaHTTPKernel}}
 	if loop != nil {
 		loop.Close()
 		st := loop.ReadStats()
-		stamps.KernelReads, stamps.OtherReads = st.KernelReads, st.OtherReads
+		stamps.Add(st.Stamps)
 		if st.KernelReads > 0 {
 			b, _ := st.Delay.Encode(hdr.V2CompressedEncodingCookieBase)
 			stamps.ReadDelay = string(b)

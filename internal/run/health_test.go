@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"strings"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/aiperf-action/aiperf-action/internal/controller"
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
+	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/wire"
 )
@@ -30,15 +31,12 @@ func delayHist(t *testing.T, n int, us int64) string {
 // than the token gap are called out; a calm run has no warning.
 func TestWorkerHealthWarnings(t *testing.T) {
 	sum := &metrics.Summary{Metrics: map[string]metrics.Metric{metrics.ITL: {Dist: &metrics.Dist{P50: 5}}}}
-	out := &controller.Outcome{
-		Received:   map[int]uint64{0: 100, 1: 100},
-		WorkerCPU:  map[int]float64{0: 9, 1: 2},
-		WorkerWall: map[int]float64{0: 10, 1: 10},
-		WorkerStamps: map[int]*wire.Stamps{
-			0: {KernelReads: 100, ReadDelay: delayHist(t, 100, 8000)},
-			1: {KernelReads: 100, ReadDelay: delayHist(t, 100, 100)},
-		},
-	}
+	out := &controller.Outcome{Workers: []controller.Worker{
+		{ID: 0, Records: 100, Exited: true, CPUSeconds: 9, WallSeconds: 10,
+			Stamps: &wire.Stamps{Stamps: record.Stamps{KernelReads: 100}, ReadDelay: delayHist(t, 100, 8000)}},
+		{ID: 1, Records: 100, Exited: true, CPUSeconds: 2, WallSeconds: 10,
+			Stamps: &wire.Stamps{Stamps: record.Stamps{KernelReads: 100}, ReadDelay: delayHist(t, 100, 100)}},
+	}}
 	var th result.ToolHealth
 	workerHealth(&th, out, sum)
 	if len(th.ClientCPU) != 2 || th.ClientCPU[0].Util != 0.9 {
@@ -61,12 +59,10 @@ func TestWorkerHealthWarnings(t *testing.T) {
 		t.Errorf("a worker at 20%% warned:\n%s", all)
 	}
 
-	calm := &controller.Outcome{
-		Received:     map[int]uint64{0: 100},
-		WorkerCPU:    map[int]float64{0: 3},
-		WorkerWall:   map[int]float64{0: 10},
-		WorkerStamps: map[int]*wire.Stamps{0: {KernelReads: 90, OtherReads: 10, ReadDelay: delayHist(t, 90, 200)}},
-	}
+	calm := &controller.Outcome{Workers: []controller.Worker{
+		{ID: 0, Records: 100, Exited: true, CPUSeconds: 3, WallSeconds: 10,
+			Stamps: &wire.Stamps{Stamps: record.Stamps{KernelReads: 90, OtherReads: 10}, ReadDelay: delayHist(t, 90, 200)}},
+	}}
 	th = result.ToolHealth{}
 	workerHealth(&th, calm, sum)
 	if len(th.Warnings) != 0 {

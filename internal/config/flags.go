@@ -1,0 +1,64 @@
+package config
+
+import "github.com/spf13/pflag"
+
+// Bind binds AIPerf-named flags into p's fields, with p's values as the
+// defaults. The profile command and the gate's scenarios share it, so a
+// scenario key is exactly a profile flag.
+func (p *Profile) Bind(fs *pflag.FlagSet) {
+	fs.StringVarP(&p.Model, "model", "m", p.Model, "model name to put in requests (required)")
+	fs.StringVarP(&p.URL, "url", "u", p.URL, "server URL, e.g. http://127.0.0.1:8000")
+	fs.StringVar(&p.Endpoint, "endpoint", p.Endpoint, "custom endpoint path (default from --endpoint-type)")
+	fs.StringVar(&p.EndpointType, "endpoint-type", p.EndpointType, "chat | completions")
+	fs.BoolVar(&p.Streaming, "streaming", p.Streaming, "stream responses (SSE)")
+	fs.IntVar(&p.Concurrency, "concurrency", p.Concurrency, "requests in flight (closed loop), split across workers")
+	fs.IntVar(&p.RequestCount, "request-count", p.RequestCount, "requests to send")
+	fs.IntVar(&p.ISLMean, "synthetic-input-tokens-mean", p.ISLMean, "mean input length in tokens")
+	fs.IntVar(&p.ISLMean, "isl", p.ISLMean, "alias of --synthetic-input-tokens-mean")
+	fs.Float64Var(&p.ISLStddev, "synthetic-input-tokens-stddev", p.ISLStddev, "input length standard deviation")
+	fs.IntVar(&p.OSLMean, "output-tokens-mean", p.OSLMean, "mean requested output tokens (max_tokens); 0 leaves it unset")
+	fs.IntVar(&p.OSLMean, "osl", p.OSLMean, "alias of --output-tokens-mean")
+	fs.Float64Var(&p.OSLStddev, "output-tokens-stddev", p.OSLStddev, "requested output tokens standard deviation")
+	fs.StringArrayVar(&p.ExtraInputs, "extra-inputs", p.ExtraInputs, "key:value added to every request body; JSON values kept as JSON (repeatable)")
+	fs.StringArrayVarP(&p.Headers, "header", "H", p.Headers, "\"Name: value\" HTTP header (repeatable)")
+	fs.StringVar(&p.APIKey, "api-key", p.APIKey, "bearer token for the Authorization header")
+	fs.Uint64Var(&p.Seed, "random-seed", p.Seed, "root seed for everything random (default: drawn and printed)")
+	fs.Float64Var(&p.RequestTimeoutSeconds, "request-timeout-seconds", p.RequestTimeoutSeconds, "per-request timeout")
+	fs.StringVar(&p.ArtifactDir, "artifact-dir", p.ArtifactDir, "folder for run.json and the other artifacts (default artifacts/<model>-<type>-c<concurrency>)")
+	fs.StringVar(&p.Goodput, "goodput", p.Goodput, "SLOs \"metric:value ...\" (ms, or tokens/sec/user)")
+	fs.IntVar(&p.Workers, "workers", p.Workers, "worker processes (default: one per 512 concurrent streams, at most one per CPU but one)")
+	fs.Float64Var(&p.MaxErrorRate, "max-error-rate", p.MaxErrorRate, "percent of failed requests above which the run fails (exit 2)")
+	fs.Float64Var(&p.SliceDuration, "slice-duration", p.SliceDuration, "seconds per metrics window in run.json")
+
+	fs.Float64Var(&p.RequestRate, "request-rate", p.RequestRate, "open loop: requests per second (with --concurrency, the concurrency is a ceiling)")
+	fs.StringVar(&p.ArrivalPattern, "arrival-pattern", p.ArrivalPattern, "constant | poisson | gamma")
+	fs.Float64Var(&p.ArrivalSmoothness, "arrival-smoothness", p.ArrivalSmoothness, "gamma shape k: 1 is Poisson, <1 burstier, >1 smoother (vLLM's --burstiness)")
+	fs.Float64Var(&p.BenchmarkDuration, "benchmark-duration", p.BenchmarkDuration, "seconds to send for, instead of --request-count")
+	fs.Float64Var(&p.GracePeriod, "benchmark-grace-period", p.GracePeriod, "seconds to wait for in-flight requests after --benchmark-duration; the rest are cancelled")
+	fs.IntVar(&p.WarmupRequestCount, "warmup-request-count", p.WarmupRequestCount, "warmup requests before profiling (kept in records.jsonl, left out of metrics)")
+	fs.Float64Var(&p.WarmupDuration, "warmup-duration", p.WarmupDuration, "seconds of warmup before profiling")
+	fs.IntVar(&p.WarmupConcurrency, "warmup-concurrency", p.WarmupConcurrency, "warmup concurrency (default --concurrency)")
+	fs.Float64Var(&p.WarmupRequestRate, "warmup-request-rate", p.WarmupRequestRate, "warmup request rate (default --request-rate)")
+	fs.Float64Var(&p.RateRampDuration, "request-rate-ramp-duration", p.RateRampDuration, "seconds over which the rate rises linearly from 0 to --request-rate")
+	fs.Float64Var(&p.ConcurrencyRampDuration, "concurrency-ramp-duration", p.ConcurrencyRampDuration, "seconds over which the concurrency rises linearly from 1 to --concurrency")
+	fs.Float64Var(&p.CancellationRate, "request-cancellation-rate", p.CancellationRate, "percent of requests to cancel")
+	fs.Float64Var(&p.CancellationDelay, "request-cancellation-delay", p.CancellationDelay, "seconds after sending that a cancelled request is cancelled")
+	fs.StringVar(&p.InputFile, "input-file", p.InputFile, "JSONL prompts: {\"text\"|\"input_length\", \"output_length\", \"timestamp\" (ms)}")
+	fs.BoolVar(&p.FixedSchedule, "fixed-schedule", p.FixedSchedule, "send at the --input-file timestamps")
+	fs.BoolVar(&p.FixedScheduleAutoOffset, "fixed-schedule-auto-offset", p.FixedScheduleAutoOffset, "shift the schedule so its first timestamp is 0")
+	fs.IntVar(&p.FixedScheduleStartOffset, "fixed-schedule-start-offset", p.FixedScheduleStartOffset, "ms: skip requests timestamped before this")
+	fs.IntVar(&p.FixedScheduleEndOffset, "fixed-schedule-end-offset", p.FixedScheduleEndOffset, "ms: skip requests timestamped after this")
+	fs.IntVar(&p.NumDatasetEntries, "num-dataset-entries", p.NumDatasetEntries, "prompts cycled by a --benchmark-duration closed loop")
+	fs.BoolVar(&p.UseServerTokenCount, "use-server-token-count", p.UseServerTokenCount, "take ISL/OSL from the server's usage (adds stream_options.include_usage to streams)")
+	fs.StringArrayVar(&p.ServerMetrics, "server-metrics", p.ServerMetrics, "Prometheus /metrics URL to scrape during the run (repeatable; default <url>/metrics when it answers)")
+	fs.BoolVar(&p.NoServerMetrics, "no-server-metrics", p.NoServerMetrics, "don't scrape the server's /metrics")
+}
+
+// NoteSet records which of the flags that change a default's meaning were
+// given (a seed, a concurrency next to a rate, a request count next to a
+// duration).
+func (p *Profile) NoteSet(fs *pflag.FlagSet) {
+	p.SeedSet = p.SeedSet || fs.Changed("random-seed")
+	p.ConcurrencySet = fs.Changed("concurrency")
+	p.RequestCountSet = fs.Changed("request-count")
+}

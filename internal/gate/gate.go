@@ -1,0 +1,269 @@
+// Package gate is the CI flow: bring the server up, profile each scenario
+// R times, compare with the baselines (as of the PR's merge-base where
+// there are some), report, comment, and refresh the baselines on a push to
+// the default branch.
+//
+// Runs come back from internal/run in memory; the gate never reads its own
+// runs back from disk. It touches GitHub Actions only through action.Env.
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/google/go-github/v66/github"
+	"github.com/spf13/pflag"
+
+	"github.com/aiperf-action/aiperf-action/internal/action"
+	"github.com/aiperf-action/aiperf-action/internal/baseline"
+	"github.com/aiperf-action/aiperf-action/internal/config"
+	"github.com/aiperf-action/aiperf-action/internal/judge"
+	"github.com/aiperf-action/aiperf-action/internal/result"
+	"github.com/aiperf-action/aiperf-action/internal/run"
+)
+
+// gate is one invocation's state.
+type gate struct {
+	opt Options
+	env *action.Env
+	cfg *config.Gate
+	gh  *github.Client
+}
+
+func (g *gate) logf(format string, a ...any) { fmt.Fprintf(g.opt.Stdout, format+"\n", a...) }
+
+// Run runs the gate with a checked config (see Configure). It returns the
+// exit code: ExitOK on a pass, an inconclusive verdict (unless the config
+// fails on it) or no baseline; ExitRegression on a regression; an error
+// for everything that kept the gate from an answer.
+func Run(ctx context.Context, cfg *config.Gate, env *action.Env, opt Options) (int, error) {
+	g := &gate{opt: opt, env: env, cfg: cfg}
+	store, err := g.store()
+	if err != nil {
+		return 0, err
+	}
+	target, stop, serverDesc, err := g.bringUp(ctx)
+	if err != nil {
+		return 0, err
+	}
+	scenarios, runErr := g.runScenarios(ctx, target)
+	stop()
+	if runErr != nil {
+		return 0, runErr
+	}
+
+	refresh := opt.Mode == "refresh" || (opt.Mode == "gate" && env.IsPushToDefault())
+	rep := &Report{Meta: g.meta(serverDesc, store)}
+	if opt.Mode != "refresh" {
+		if err := g.compareAll(ctx, store, scenarios, rep); err != nil {
+			return 0, err
+		}
+	} else {
+		rep.Scenarios = scenarios
+	}
+	rep.Verdict = Fold(rep.Scenarios)
+	if refresh {
+		if env.IsPR() {
+			return 0, errors.New("refusing to write baselines on a pull_request event")
+		}
+		if err := g.refresh(ctx, store, rep.Scenarios); err != nil {
+			return 0, err
+		}
+	}
+	return g.finish(ctx, rep)
+}
+
+func (g *gate) github() (*github.Client, error) {
+	if g.gh != nil {
+		return g.gh, nil
+	}
+	c, err := g.env.Client(g.opt.HTTPClient)
+	if err != nil {
+		return nil, err
+	}
+	g.gh = c
+	return c, nil
+}
+
+func (g *gate) store() (baseline.Store, error) {
+	b := g.cfg.Baseline
+	if b.Store == "folder" {
+		return &baseline.Folder{Root: b.Path}, nil
+	}
+	owner, repo := g.env.Repo()
+	if owner == "" || repo == "" || g.env.Token == "" {
+		return nil, errors.New("baseline-store branch needs GITHUB_REPOSITORY and a github-token")
+	}
+	c, err := g.github()
+	if err != nil {
+		return nil, err
+	}
+	return &baseline.Branch{Client: c, Owner: owner, Repo: repo, Name: b.Branch, Root: b.Path}, nil
+}
+
+// scenarioProfile is scenario sc's profile for run i, against target.
+func (g *gate) scenarioProfile(sc map[string]any, target string, i int) (*config.Profile, error) {
+	name := config.ScenarioName(sc)
+	args, err := config.ScenarioArgs(sc)
+	if err != nil {
+		return nil, err
+	}
+	fs := pflag.NewFlagSet("scenario "+name, pflag.ContinueOnError)
+	p := config.DefaultProfile
+	p.Model, p.URL, p.Seed = g.cfg.Model, target, g.cfg.Seed
+	p.Bind(fs)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("config %s: scenario %q: %v", g.opt.ConfigPath, name, err)
+	}
+	p.SeedSet = true
+	p.NoteSet(fs)
+	p.ArtifactDir = filepath.Join(g.opt.ResultsDir, run.SafeName(name), fmt.Sprintf("run-%d", i))
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("config %s: scenario %q:\n  %s", g.opt.ConfigPath, name, strings.ReplaceAll(err.Error(), "\n", "\n  "))
+	}
+	return &p, nil
+}
+
+// runScenarios profiles every scenario Repeats times.
+func (g *gate) runScenarios(ctx context.Context, target string) ([]Scenario, error) {
+	var out []Scenario
+	for _, sc := range g.cfg.Scenarios {
+		name := config.ScenarioName(sc)
+		gs := Scenario{Name: name}
+		for i := 1; i <= g.cfg.Repeats; i++ {
+			p, err := g.scenarioProfile(sc, target, i)
+			if err != nil {
+				return nil, err
+			}
+			g.logf("aiperf-action gate: scenario %s, run %d of %d", name, i, g.cfg.Repeats)
+			res, err := run.Profile(ctx, p, run.Options{Cmdline: "aiperf-action gate (scenario " + name + ")", Stderr: g.opt.Stderr,
+				Logf: func(format string, a ...any) { g.logf(format, a...) }})
+			if res == nil {
+				return nil, fmt.Errorf("scenario %q run %d failed before writing results (exit %d): %v", name, i, run.ExitCode(err), err)
+			}
+			g.opt.Render.Run(g.opt.Stdout, res)
+			fmt.Fprintf(g.opt.Stdout, "Artifacts: %s\n", res.Dir)
+			if err != nil {
+				fmt.Fprintf(g.opt.Stderr, "aiperf-action profile: %v\n", err)
+			}
+			if ctx.Err() != nil {
+				return nil, errors.New("interrupted")
+			}
+			gs.Candidate = append(gs.Candidate, res.Run)
+			gs.candidateJSON = append(gs.candidateJSON, res.JSON)
+		}
+		out = append(out, gs)
+	}
+	return out, nil
+}
+
+// judgeConfig is the config's thresholds over judge.Default.
+func (g *gate) judgeConfig() judge.Config {
+	t, c := g.cfg.Thresholds, judge.Default
+	for _, f := range []struct {
+		v   string
+		dst *string
+	}{{t.MaxRegression, &c.MaxRegression}, {t.NoiseFloor, &c.NoiseFloor}, {t.MaxErrorRate, &c.MaxErrorRate}} {
+		if f.v != "" {
+			*f.dst = f.v
+		}
+	}
+	if t.Alpha != 0 {
+		c.Alpha = t.Alpha
+	}
+	c.Metrics = t.Metrics
+	return c
+}
+
+// compareAll loads each scenario's baseline and compares.
+func (g *gate) compareAll(ctx context.Context, store baseline.Store, scenarios []Scenario, rep *Report) error {
+	jc := g.judgeConfig()
+	st, err := jc.Parse()
+	if err != nil {
+		return fmt.Errorf("config %s: thresholds: %w", g.opt.ConfigPath, err)
+	}
+	mergeBase := ""
+	if g.env.IsPR() && g.env.Token != "" {
+		if c, err := g.github(); err == nil {
+			owner, repo := g.env.Repo()
+			mb, err := action.MergeBase(ctx, c, owner, repo, g.env.BaseSHA(), g.env.HeadSHA())
+			if err != nil {
+				rep.Notes = append(rep.Notes, "could not find the merge-base: "+err.Error())
+			}
+			mergeBase = mb
+		}
+	}
+	for _, sc := range scenarios {
+		hash := sc.Candidate[0].ProfileHash
+		es, err := store.List(ctx, sc.Name, hash)
+		if err != nil {
+			return fmt.Errorf("scenario %q: %w", sc.Name, err)
+		}
+		sel, source := baseline.Select(es, mergeBase, g.cfg.Baseline.Keep)
+		var base, cand []result.Loaded
+		for _, e := range sel {
+			b, err := e.Load(ctx)
+			if err != nil {
+				return fmt.Errorf("scenario %q: read baseline %s: %w", sc.Name, e.Name, err)
+			}
+			r, err := result.Parse(b, store.String()+": "+e.Name)
+			if err != nil {
+				return err
+			}
+			base = append(base, result.Loaded{Path: e.Name, Run: r})
+			sc.Baseline = append(sc.Baseline, r)
+		}
+		for i, r := range sc.Candidate {
+			cand = append(cand, result.Loaded{Path: fmt.Sprintf("run-%d", i+1), Run: r})
+		}
+		if len(base) > 0 {
+			cr, err := judge.Compare(st, base, cand)
+			if err != nil {
+				return fmt.Errorf("scenario %q: %w", sc.Name, err)
+			}
+			sc.Compare, sc.BaselineSource = cr, source+" in "+store.String()
+			if g.cfg.Thresholds.FailOnInconclusive && Verdict(cr.Verdict) == Inconclusive {
+				cr.Comparison.Warnings = append(cr.Comparison.Warnings, "fail-on-inconclusive is set")
+			}
+		}
+		rep.Scenarios = append(rep.Scenarios, sc)
+	}
+	return nil
+}
+
+func (g *gate) commit() string {
+	if g.opt.Commit != "" {
+		return g.opt.Commit
+	}
+	if g.env.Ctx.SHA != "" {
+		return g.env.Ctx.SHA
+	}
+	return "local"
+}
+
+// refresh appends this run's results to the baselines, as run.json was
+// written.
+func (g *gate) refresh(ctx context.Context, store baseline.Store, scenarios []Scenario) error {
+	for _, sc := range scenarios {
+		if err := store.Append(ctx, sc.Name, sc.Candidate[0].ProfileHash, g.commit(), sc.candidateJSON, g.cfg.Baseline.Keep); err != nil {
+			return fmt.Errorf("refresh baselines of %q: %w", sc.Name, err)
+		}
+		g.logf("aiperf-action gate: recorded %d run(s) of %s in the baselines (%s, keeping %d)", len(sc.candidateJSON), sc.Name, store, g.cfg.Baseline.Keep)
+	}
+	return nil
+}
+
+func (g *gate) meta(serverDesc string, store baseline.Store) Meta {
+	runner := runtime.GOOS + "/" + runtime.GOARCH + fmt.Sprintf(", %d CPUs", runtime.NumCPU())
+	if n := g.env.Getenv("RUNNER_NAME"); n != "" {
+		runner = n + " (" + runner + ")"
+	}
+	return Meta{Model: g.cfg.Model, Server: serverDesc, Runner: runner, Commit: g.commit(),
+		Event: g.env.Ctx.EventName, Store: store.String(), Seed: g.cfg.Seed, Repeats: g.cfg.Repeats}
+}

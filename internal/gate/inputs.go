@@ -1,0 +1,102 @@
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/aiperf-action/aiperf-action/internal/action"
+	"github.com/aiperf-action/aiperf-action/internal/config"
+	"github.com/aiperf-action/aiperf-action/internal/run"
+)
+
+// Input is one action input (action.yml), also accepted as a flag.
+type Input struct{ Name, Default, Usage string }
+
+// Inputs are every action input the gate reads, besides the token
+// (action.TokenInput, read by action.New). action.yml declares exactly
+// these; a test holds the two to each other.
+var Inputs = []Input{
+	{"config", ".github/aiperf.yml", "gate config file"},
+	{"url", "", "use a running server at this URL instead of the config's server"},
+	{"model", "", "model name (overrides the config)"},
+	{"server-command", "", "command that starts the server (overrides the config)"},
+	{"server-ready-url", "", "URL polled until the server answers 2xx"},
+	{"server-ready-timeout", "", "how long to wait for readiness, e.g. 10m"},
+	{"scenarios", "", "comma-separated scenario names to run (default all)"},
+	{"repeats", "", "runs per scenario"},
+	{"baseline-store", "", "folder | branch"},
+	{"baseline-path", "", "baseline folder, or the folder inside the baseline branch"},
+	{"baseline-branch", "", "baseline branch for the branch store"},
+	{"max-regression", "", "default tolerance, e.g. 5%"},
+	{"mode", "gate", "gate | run | comment | refresh"},
+	{"comment", "always", "always | on-change | never"},
+	{"fail-on-inconclusive", "", "true: an inconclusive verdict fails the gate"},
+	{"results-dir", "aiperf-results", "where runs and the report are written"},
+	{"commit", "", "commit the runs are recorded at (default GITHUB_SHA)"},
+}
+
+// Options are one gate invocation's settings that are not in the config,
+// and the outside world.
+type Options struct {
+	Mode       string // gate | run | comment | refresh
+	Comment    string // always | on-change | never
+	ResultsDir string
+	Commit     string       // the commit runs are recorded at; default GITHUB_SHA, else "local"
+	ConfigPath string       // named in errors
+	HTTPClient *http.Client // for the GitHub API (nil: default)
+	Stdout     io.Writer
+	Stderr     io.Writer
+	Render     Renderer
+}
+
+// A Renderer draws what the gate shows; report.Gate is the one the
+// command line passes (report renders the gate's types, so the gate cannot
+// import it).
+type Renderer interface {
+	Run(w io.Writer, r *run.Result)         // a finished profile run, for the log
+	Markdown(rep *Report, full bool) string // report.md and the job summary; full false leaves out details and charts
+	Comment(rep *Report, limit int) string  // the PR comment, cut to fit limit
+}
+
+// FromInputs reads Options from input (a flag, else the action input, else
+// its default), before any config is read.
+func FromInputs(input func(string) string) Options {
+	return Options{Mode: input("mode"), Comment: input("comment"), ResultsDir: input("results-dir"),
+		Commit: input("commit"), ConfigPath: input("config")}
+}
+
+// Check refuses a mode or comment setting the gate does not know, and a
+// refresh on a pull request.
+func (o *Options) Check(env *action.Env) error {
+	switch o.Mode {
+	case "gate", "run", "comment", "refresh":
+	default:
+		return fmt.Errorf("mode %q: want gate, run, comment or refresh", o.Mode)
+	}
+	switch o.Comment {
+	case "always", "on-change", "never":
+	default:
+		return fmt.Errorf("comment %q: want always, on-change or never", o.Comment)
+	}
+	if env.InActions() && env.IsPR() && o.Mode == "refresh" {
+		return errors.New("mode refresh runs only on a push to the default branch, never on a pull_request")
+	}
+	return nil
+}
+
+// Configure reads the gate config at path, applies the inputs over it and
+// checks it; every problem is listed at once, under the file's name.
+func Configure(path string, input func(string) string) (*config.Gate, error) {
+	cfg, err := config.LoadGate(path)
+	if err != nil {
+		return nil, err
+	}
+	errs := []error{cfg.Override(input), cfg.Validate()}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("config %s:\n  %s", path, strings.ReplaceAll(err.Error(), "\n", "\n  "))
+	}
+	return cfg, nil
+}

@@ -1,0 +1,71 @@
+package gate
+
+import (
+	"github.com/aiperf-action/aiperf-action/compare"
+	"github.com/aiperf-action/aiperf-action/internal/judge"
+	"github.com/aiperf-action/aiperf-action/internal/result"
+)
+
+// A Verdict is the gate's answer for a scenario or the whole PR.
+type Verdict string
+
+// Verdicts: compare's three, and no-baseline for a profile that has none
+// yet (it passes; its runs become the baseline once merged).
+const (
+	Pass         = Verdict(compare.Pass)
+	Fail         = Verdict(compare.Fail)
+	Inconclusive = Verdict(compare.Inconclusive)
+	NoBaseline   = Verdict("no-baseline")
+)
+
+// Scenario is one scenario's outcome.
+type Scenario struct {
+	Name           string
+	Compare        *judge.Report // nil without a baseline
+	BaselineSource string
+	Baseline       []*result.Run
+	Candidate      []*result.Run
+	candidateJSON  [][]byte // the candidate runs' run.json, as written (what a refresh stores)
+}
+
+// Verdict is the scenario's verdict, or NoBaseline.
+func (s *Scenario) Verdict() Verdict {
+	if s.Compare == nil {
+		return NoBaseline
+	}
+	return Verdict(s.Compare.Verdict)
+}
+
+// Meta is what was run where.
+type Meta struct {
+	Model, Server, Runner, Commit, Event, Store string
+	Seed                                        uint64
+	Repeats                                     int
+}
+
+// Report is the whole gate's outcome.
+type Report struct {
+	Verdict   Verdict
+	Scenarios []Scenario
+	Meta      Meta
+	Notes     []string // gate-level notes (e.g. a comment that could not be posted)
+}
+
+// Fold folds scenario verdicts: any fail fails; then inconclusive; then
+// pass; no-baseline only when no scenario had one.
+func Fold(ss []Scenario) Verdict {
+	v := NoBaseline
+	for _, s := range ss {
+		switch s.Verdict() {
+		case Fail:
+			return Fail
+		case Inconclusive:
+			v = Inconclusive
+		case Pass:
+			if v == NoBaseline {
+				v = Pass
+			}
+		}
+	}
+	return v
+}

@@ -1,0 +1,75 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"github.com/aiperf-action/aiperf-action/internal/server"
+	"github.com/aiperf-action/aiperf-action/internal/sim"
+)
+
+// bringUp starts the target and returns its URL, a teardown and a
+// description for the report.
+func (g *gate) bringUp(ctx context.Context) (string, func(), string, error) {
+	s := g.cfg.Server
+	switch {
+	case g.cfg.URL != "":
+		return g.cfg.URL, func() {}, g.cfg.URL, nil
+	case s.Simulator:
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", nil, "", fmt.Errorf("start the simulator: %w", err)
+		}
+		cfg := sim.DefaultConfig
+		cfg.TTFT, cfg.ITL = s.TTFT, s.ITL
+		sctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- sim.Serve(sctx, ln, sim.New(cfg)) }()
+		desc := fmt.Sprintf("built-in simulator (exact mode, TTFT %s, ITL %s)", s.TTFT, s.ITL)
+		g.logf("aiperf-action gate: %s on http://%s", desc, ln.Addr())
+		return "http://" + ln.Addr().String(), func() { cancel(); <-done }, desc, nil
+	}
+	if err := os.MkdirAll(g.opt.ResultsDir, 0o755); err != nil {
+		return "", nil, "", err
+	}
+	logPath := filepath.Join(g.opt.ResultsDir, "server.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return "", nil, "", err
+	}
+	g.logf("aiperf-action gate: starting the server; waiting up to %s for %s", s.ReadyTimeout, s.ReadyURL)
+	srv, err := server.Start(ctx, server.Config{Command: s.Command, ReadyURL: s.ReadyURL, Timeout: s.ReadyTimeout, Log: logf})
+	if err != nil {
+		logf.Close()
+		g.dumpLog(logPath)
+		return "", nil, "", err
+	}
+	target := s.URL
+	if target == "" {
+		u, _ := url.Parse(s.ReadyURL)
+		target = u.Scheme + "://" + u.Host
+	}
+	stop := func() {
+		srv.Stop()
+		logf.Close()
+		g.dumpLog(logPath)
+	}
+	return target, stop, s.Command, nil
+}
+
+// dumpLog prints the server's log, in a collapsed group on Actions.
+func (g *gate) dumpLog(path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	if g.env.InActions() {
+		g.env.Group("server log")
+		defer g.env.EndGroup()
+	}
+	g.opt.Stdout.Write(b)
+}

@@ -1,0 +1,148 @@
+package judge
+
+import (
+	"errors"
+	"fmt"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/aiperf-action/aiperf-action/compare"
+	"github.com/aiperf-action/aiperf-action/internal/result"
+)
+
+// Report is a comparison with what it compared.
+type Report struct {
+	*compare.Comparison
+	ProfileHash   string   `json:"profile_hash"`
+	BaselineRuns  []string `json:"baseline_runs"`
+	CandidateRuns []string `json:"candidate_runs"`
+	Units         []string `json:"units"` // per result, the unit of baseline and candidate
+	Warnings      []string `json:"-"`     // already folded into Comparison.Warnings
+}
+
+// Regressed reports whether the comparison fails the gate: a regression,
+// or with strict an inconclusive verdict too.
+func (r *Report) Regressed(strict bool) bool {
+	return r.Verdict == compare.Fail || (strict && r.Verdict == compare.Inconclusive)
+}
+
+// Load reads the runs at each path (see result.ReadAll); errors name flag.
+func Load(flag string, paths []string) ([]result.Loaded, error) {
+	var out []result.Loaded
+	for _, p := range paths {
+		rs, err := result.ReadAll(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", flag, err)
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}
+
+// Compare checks that the runs ran one profile and compares them: every
+// gated statistic, then the error rate.
+func Compare(st *Settings, base, cand []result.Loaded) (*Report, error) {
+	if len(base) == 0 || len(cand) == 0 {
+		return nil, errors.New("need baseline and candidate runs")
+	}
+	rep := &Report{ProfileHash: base[0].Run.ProfileHash}
+	for _, l := range base {
+		rep.BaselineRuns = append(rep.BaselineRuns, l.Path)
+	}
+	for _, l := range cand {
+		rep.CandidateRuns = append(rep.CandidateRuns, l.Path)
+	}
+	for _, l := range append(append([]result.Loaded{}, base...), cand...) {
+		if l.Run.ProfileHash != rep.ProfileHash {
+			msg := fmt.Sprintf("%s has profile_hash %s, but %s has %s: they ran different load profiles", l.Path, short(l.Run.ProfileHash), base[0].Path, short(rep.ProfileHash))
+			if !st.AllowMismatch {
+				return nil, errors.New(msg + " (--allow-mismatch compares them anyway)")
+			}
+			rep.Warnings = append(rep.Warnings, msg)
+		}
+	}
+	var inputs []compare.Input
+	for _, sp := range st.Specs {
+		in := compare.Input{Spec: sp}
+		unit := ""
+		for i, set := range [][]result.Loaded{base, cand} {
+			for _, l := range set {
+				s, u, err := sampleOf(l, sp)
+				if err != nil {
+					return nil, err
+				}
+				unit = u
+				if i == 0 {
+					in.Baseline = append(in.Baseline, s)
+				} else {
+					in.Candidate = append(in.Candidate, s)
+				}
+			}
+		}
+		inputs = append(inputs, in)
+		rep.Units = append(rep.Units, unit)
+	}
+	rep.Comparison = compare.Compare(inputs, st.Options)
+	er := compare.ErrorRate(errorPairs(base), errorPairs(cand), st.MaxErrorRate)
+	rep.Comparison.Results = append(rep.Comparison.Results, er)
+	rep.Units = append(rep.Units, "%")
+	rep.Comparison.Verdict = compare.Overall(rep.Comparison.Results)
+	rep.Comparison.Warnings = append(rep.Comparison.Warnings, rep.Warnings...)
+	return rep, nil
+}
+
+// errorPairs are each run's failed requests (cancellations not counted)
+// and requests.
+func errorPairs(ls []result.Loaded) [][2]int {
+	var out [][2]int
+	for _, l := range ls {
+		c := l.Run.Counts
+		out = append(out, [2]int{c.FailedNotCancelled(), c.Requests})
+	}
+	return out
+}
+
+func short(h string) string {
+	if len(h) > 19 {
+		return h[:19] + "…"
+	}
+	return h
+}
+
+// sampleOf extracts one run's data for a spec: a rate and its windows, or
+// a distribution's whole histogram and its windows'.
+func sampleOf(l result.Loaded, sp compare.Spec) (compare.Sample, string, error) {
+	m, ok := l.Run.Metrics[sp.Metric]
+	if !ok {
+		return compare.Sample{}, "", fmt.Errorf("%s: run.json has no metric %q (non-streaming runs have no token timings)", l.Path, sp.Metric)
+	}
+	if m.Rate != nil {
+		if sp.Stat != "value" {
+			return compare.Sample{}, "", fmt.Errorf("%s: %s is a rate", l.Path, sp.Metric)
+		}
+		return compare.Sample{Value: m.Rate.Value, Rates: m.Rate.Windows}, m.Rate.Unit, nil
+	}
+	d := m.Dist
+	decode := func(s string) (compare.Hist, error) {
+		h, err := hdr.Decode([]byte(s))
+		if err != nil {
+			return compare.Hist{}, fmt.Errorf("%s: metric %s: bad histogram: %w", l.Path, sp.Metric, err)
+		}
+		return compare.FromHDR(h, d.Scale), nil
+	}
+	total, err := decode(d.HDR)
+	if err != nil {
+		return compare.Sample{}, "", err
+	}
+	s := compare.Sample{Total: total}
+	for _, w := range d.Windows {
+		h, err := decode(w)
+		if err != nil {
+			return compare.Sample{}, "", err
+		}
+		if h.N > 0 {
+			s.Windows = append(s.Windows, h)
+		}
+	}
+	return s, d.Unit, nil
+}

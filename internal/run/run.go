@@ -1,0 +1,352 @@
+// Package run is one load profile as a library call: plan it, check the
+// target, start the workers, gather and check every record, and write the
+// run folder. The profile command, the gate and calibrate all drive a run
+// through Profile and get it back in memory; none of them reads run.json
+// back from disk.
+//
+// A run that sent its load but failed as a whole (too many errors, lost
+// records, a dead worker, Ctrl-C) still returns its Result, with an *Error
+// that carries the exit code: a failed run is data too.
+package run
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/config"
+	"github.com/aiperf-action/aiperf-action/internal/controller"
+	"github.com/aiperf-action/aiperf-action/internal/metrics"
+	"github.com/aiperf-action/aiperf-action/internal/record"
+	"github.com/aiperf-action/aiperf-action/internal/result"
+	"github.com/aiperf-action/aiperf-action/internal/schedule"
+	"github.com/aiperf-action/aiperf-action/internal/servermetrics"
+	"github.com/aiperf-action/aiperf-action/internal/sysstat"
+	"github.com/aiperf-action/aiperf-action/internal/wire"
+)
+
+// WorkerBinEnv names a binary to start as the worker processes instead of
+// this one (it must be the same version). Tests built with -race use it to
+// time requests from an uninstrumented build.
+const WorkerBinEnv = "AIPERF_ACTION_WORKER_BIN"
+
+// Options are how a run meets the outside world.
+type Options struct {
+	Cmdline     string                        // the command line, recorded in AIPerf's export
+	WorkerExe   string                        // binary started as the workers (default $AIPERF_ACTION_WORKER_BIN, else this one)
+	Stderr      io.Writer                     // the workers' output (default os.Stderr)
+	Logf        func(format string, a ...any) // notices before the load starts (a drawn seed); nil: none
+	Progress    Progress                      // nil: none
+	KeepRecords bool                          // keep every record in Result.Records (calibrate joins them with the server's truth)
+}
+
+// A Progress hears of a run as it goes: Start with the number of requests
+// planned, Record for each record as it arrives (from one goroutine), and
+// Stop once the workers are done.
+type Progress interface {
+	Start(total int)
+	Record(ok bool)
+	Stop()
+}
+
+// Result is one finished run: run.json as written, the metrics summary it
+// was made from, and the folder holding the artifacts.
+type Result struct {
+	Run     *result.Run
+	JSON    []byte // run.json's bytes, as written (what a baseline stores)
+	Summary *metrics.Summary
+	Dir     string
+	Records []record.Record // with Options.KeepRecords, every record, warmup included
+}
+
+// DefaultWorkers picks the worker count: one per 512 concurrent streams
+// (or, for an open loop without a ceiling, per 512 requests/s), at least
+// one, and at most one per CPU but one, leaving a core for everything else.
+// Measured with calibrate on a 2-core machine shared with the simulator,
+// one worker process beat two at 512 and at 2048 streams: extra processes
+// only add contention when the cores are already full.
+func DefaultWorkers(p *config.Profile) int {
+	streams := p.Ceiling()
+	if streams == 0 {
+		streams = int(p.RequestRate)
+	}
+	w := (streams + 511) / 512
+	return max(1, min(w, runtime.NumCPU()-1))
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// SafeName makes s usable as one path element.
+func SafeName(s string) string { return unsafeName.ReplaceAllString(s, "_") }
+
+// DefaultDir is the artifact folder of p when --artifact-dir is not given.
+func DefaultDir(p *config.Profile) string {
+	return filepath.Join("artifacts", SafeName(fmt.Sprintf("%s-%s-c%d", p.Model, p.EndpointType, p.Concurrency)))
+}
+
+// Profile runs p and writes its artifacts. On a run that sent load, the
+// Result is returned even when the run failed; the error then says why and
+// carries the exit code (ExitCode). A nil Result means nothing was written.
+func Profile(ctx context.Context, p *config.Profile, opt Options) (*Result, error) {
+	if err := p.Validate(); err != nil {
+		return nil, Failf("invalid flags:\n  %s", strings.ReplaceAll(err.Error(), "\n", "\n  "))
+	}
+	target, _ := p.TargetURL()
+	if !p.SeedSet {
+		var b [8]byte
+		_, _ = crand.Read(b[:])
+		p.Seed = binary.LittleEndian.Uint64(b[:]) >> 1
+		if opt.Logf != nil {
+			opt.Logf("random seed: %d (repeat this run with --random-seed %d)", p.Seed, p.Seed)
+		}
+	}
+	plan, err := schedule.Build(p, p.Seed)
+	if err != nil {
+		return nil, Failf("build plan: %v", err)
+	}
+	if err := Reachable(ctx, target); err != nil {
+		return nil, Failf("-u/--url %s: server not reachable: %v", target, err)
+	}
+	dir := p.ArtifactDir
+	if dir == "" {
+		dir = DefaultDir(p)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, Failf("--artifact-dir: %v", err)
+	}
+	inputs, err := plan.InputsJSON()
+	if err != nil {
+		return nil, Failf("render inputs.json: %v", err)
+	}
+	if err := result.WriteFileAtomic(filepath.Join(dir, result.InputsFile), inputs); err != nil {
+		return nil, Failf("write inputs.json: %v", err)
+	}
+	return execute(ctx, p, plan, target, dir, opt)
+}
+
+// execute runs the plan across the workers and writes the run folder.
+func execute(ctx context.Context, p *config.Profile, plan *schedule.Plan, target, dir string, opt Options) (*Result, error) {
+	workers := p.Workers
+	if workers == 0 {
+		workers = DefaultWorkers(p)
+	}
+	headers, _ := config.ParseHeaders(p.Headers)
+	shards := controller.Shards(plan, wire.ShardSpec{URL: target, Headers: headers, APIKey: p.APIKey, EndpointType: p.EndpointType,
+		Streaming: p.Streaming, TimeoutNs: int64(p.RequestTimeoutSeconds * float64(time.Second))}, workers)
+	prof := plan.Profiling()
+	slos, _ := config.ParseGoodput(p.Goodput)
+	agg := metrics.NewAggregator(time.Duration(p.SliceDuration*float64(time.Second)), slos)
+	agg.FromDue = prof.Open
+	agg.ServerCounts = p.UseServerTokenCount
+	rw, err := result.NewRecordWriter(dir)
+	if err != nil {
+		return nil, Failf("write records.jsonl: %v", err)
+	}
+	res := &Result{Dir: dir}
+	total := 0
+	for _, ph := range plan.Phases {
+		if !ph.Cycle {
+			total += len(ph.Entries)
+		}
+	}
+	var scrape *servermetrics.During
+	if !p.NoServerMetrics {
+		scrape = servermetrics.Start(ctx, p.ServerMetrics, target)
+	}
+	progress := opt.Progress
+	if progress == nil {
+		progress = noProgress{}
+	}
+	progress.Start(total)
+	exe := opt.WorkerExe
+	if exe == "" {
+		exe = os.Getenv(WorkerBinEnv)
+	}
+	stderr := opt.Stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	var t0 time.Time
+	cpu0, cpuErr := sysstat.ReadCPU()
+	out, runErr := controller.Run(ctx, controller.Options{
+		Exe:     exe,
+		Version: Version,
+		Stderr:  stderr,
+		OnStart: func(phase int, t time.Time) {
+			if phase == len(plan.Phases)-1 {
+				t0 = t
+			}
+		},
+		OnRecord: func(r *record.Record) {
+			agg.Add(r)
+			rw.Write(r)
+			if opt.KeepRecords {
+				res.Records = append(res.Records, *r)
+			}
+			progress.Record(r.OK())
+		},
+	}, shards)
+	progress.Stop()
+	cpu1, cpuErr1 := sysstat.ReadCPU()
+	var serverMetrics map[string]result.ServerMetrics
+	var scrapeWarnings []string
+	if scrape != nil {
+		serverMetrics, scrapeWarnings = scrape.Stop()
+	}
+	if err := rw.Close(); err != nil {
+		fmt.Fprintf(stderr, "aiperf-action profile: write records.jsonl: %v\n", err)
+	}
+	interrupted := ctx.Err() != nil
+
+	sum := agg.Summary()
+	run := &result.Run{
+		Schema:      result.Schema,
+		Tool:        result.Tool{Name: "aiperf-action", Version: Version},
+		Scenario:    filepath.Base(dir),
+		ProfileHash: plan.Hash(p),
+		Seed:        p.Seed,
+		DurationS:   sum.DurationS,
+		Target:      result.Target{URL: target, Model: p.Model, EndpointType: p.EndpointType, Streaming: p.Streaming},
+		Load:        loadOf(p, prof),
+		Counts:      sum.Counts,
+		Metrics:     sum.Metrics,
+		Cancelled:   interrupted,
+		ToolHealth: result.ToolHealth{ScheduleLagMs: sum.Lag, Workers: len(shards), Warnings: []string{}, Integrity: []string{},
+			SlotWaits: sum.SlotWaits, ConnRetries: sum.ConnRetries},
+		ServerMetrics: serverMetrics,
+	}
+	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, sum.TokenWarnings...)
+	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, scrapeWarnings...)
+	if cpuErr == nil && cpuErr1 == nil {
+		steal := sysstat.StealPct(cpu0, cpu1)
+		run.ToolHealth.CPUStealPct = &steal
+	}
+	if prof.Open {
+		run.ToolHealth.RequestedRate = prof.Rate
+		run.ToolHealth.PlannedRate = sum.PlannedRate()
+		run.ToolHealth.AchievedRate = sum.AchievedRate()
+	}
+	if out != nil { // what the workers used is known once they exited
+		workerHealth(&run.ToolHealth, out, sum)
+	}
+	startEnd := [2]string{"", ""}
+	if !t0.IsZero() {
+		run.StartedAt = t0.Add(time.Duration(sum.FirstSent)).UTC().Format(time.RFC3339Nano)
+		startEnd = [2]string{run.StartedAt, t0.Add(time.Duration(sum.LastEnd)).UTC().Format(time.RFC3339Nano)}
+	}
+	received := sum.Counts.Requests + sum.Counts.Warmup
+	if runErr == nil && !interrupted && !anyCycle(plan) && received != total {
+		runErr = fmt.Errorf("planned %d requests, received %d records", total, received)
+	}
+	if runErr != nil {
+		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, "run failed: "+runErr.Error())
+	}
+	res.Run, res.Summary = run, sum
+	if res.JSON, err = writeArtifacts(dir, run, sum, startEnd, opt.Cmdline); err != nil {
+		return nil, Failf("write artifacts in %s: %v", dir, err)
+	}
+	return res, verdict(p, sum, runErr, interrupted, received, dir)
+}
+
+// verdict is how the run as a whole went.
+func verdict(p *config.Profile, sum *metrics.Summary, runErr error, interrupted bool, received int, dir string) error {
+	switch {
+	case interrupted:
+		return &Error{Code: ExitInterrupted, Err: fmt.Errorf("interrupted; partial results (%d requests) written to %s", received, dir)}
+	case runErr != nil:
+		return Failf("run failed: %v", runErr)
+	case sum.Counts.OK == 0:
+		return Failf("every request failed (%s)", Kinds(sum.Counts.ErrorsByKind))
+	case float64(sum.Counts.FailedNotCancelled()) > p.MaxErrorRate/100*float64(sum.Counts.Requests):
+		n := sum.Counts.FailedNotCancelled()
+		return Failf("%d of %d requests failed (%.1f%% > --max-error-rate %g%%; cancellations not counted): %s", n, sum.Counts.Requests,
+			100*float64(n)/float64(sum.Counts.Requests), p.MaxErrorRate, Kinds(sum.Counts.ErrorsByKind))
+	}
+	return nil
+}
+
+type noProgress struct{}
+
+func (noProgress) Start(int)   {}
+func (noProgress) Record(bool) {}
+func (noProgress) Stop()       {}
+
+// Kinds lists error counts by kind, "kind ×n, ...", sorted.
+func Kinds(m map[string]int) string {
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, v))
+	}
+	sort.Strings(parts)
+	if len(parts) == 0 {
+		return "no error kinds recorded"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeArtifacts writes run.json and AIPerf's exports; it returns
+// run.json's bytes.
+func writeArtifacts(dir string, run *result.Run, sum *metrics.Summary, startEnd [2]string, cmdline string) ([]byte, error) {
+	js, err := result.Encode(run)
+	if err != nil {
+		return nil, err
+	}
+	if err := result.WriteFileAtomic(filepath.Join(dir, result.RunFile), js); err != nil {
+		return nil, err
+	}
+	b, err := result.AIPerfJSON(run, sum, startEnd, cmdline)
+	if err != nil {
+		return nil, err
+	}
+	if err := result.WriteFileAtomic(filepath.Join(dir, result.ExportJSON), b); err != nil {
+		return nil, err
+	}
+	c, err := result.AIPerfCSV(run)
+	if err != nil {
+		return nil, err
+	}
+	return js, result.WriteFileAtomic(filepath.Join(dir, result.ExportCSV), c)
+}
+
+func anyCycle(plan *schedule.Plan) bool {
+	for _, ph := range plan.Phases {
+		if ph.Cycle {
+			return true
+		}
+	}
+	return false
+}
+
+func loadOf(p *config.Profile, prof *schedule.Phase) result.Load {
+	l := result.Load{Concurrency: p.Concurrency, Ceiling: prof.Ceiling, RequestCount: len(prof.Entries),
+		ISLMean: p.ISLMean, ISLStddev: p.ISLStddev, OSLMean: p.OSLMean, OSLStddev: p.OSLStddev,
+		ExtraInputs: p.ExtraInputs, Goodput: p.Goodput, BenchmarkDuration: p.BenchmarkDuration, FixedSchedule: p.FixedSchedule}
+	if prof.Cycle {
+		l.RequestCount = 0
+	}
+	if p.BenchmarkDuration > 0 {
+		l.GracePeriod = p.GracePeriod
+	}
+	if p.RequestRate > 0 {
+		l.RequestRate, l.ArrivalPattern = p.RequestRate, p.ArrivalPattern
+		if p.ArrivalPattern == "gamma" {
+			l.ArrivalSmoothness = p.ArrivalSmoothness
+		}
+	}
+	switch {
+	case p.WarmupRequestCount > 0:
+		l.Warmup = fmt.Sprintf("%d requests", p.WarmupRequestCount)
+	case p.WarmupDuration > 0:
+		l.Warmup = fmt.Sprintf("%gs", p.WarmupDuration)
+	}
+	return l
+}
