@@ -139,6 +139,16 @@ func NewTransport(maxConns int) *http.Transport {
 	}
 }
 
+// call is one Do's request, as the loop's sender takes it.
+type call struct {
+	body        []byte
+	requestID   string
+	cancelAfter time.Duration      // cancel this long after sending (0: never)
+	cancel      context.CancelFunc // cancels the request
+	maxTokens   int
+	rec         *record.Record
+}
+
 // Do sends body and fills rec (whose Due and identity fields the caller
 // set). A positive cancelAfter cancels the request that long after it is
 // sent (--request-cancellation-delay).
@@ -155,7 +165,7 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 	if c.Loop != nil && c.Streaming {
 		c.fastOnce.Do(func() { c.fast = newFastConf(c) })
 		if c.fast != nil {
-			c.doLoop(ctx, c.fast, body, requestID, cancelAfter, cancelReq, maxTokens, rec)
+			c.doLoop(ctx, c.fast, &call{body: body, requestID: requestID, cancelAfter: cancelAfter, cancel: cancelReq, maxTokens: maxTokens, rec: rec})
 			return
 		}
 	}

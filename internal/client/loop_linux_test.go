@@ -310,11 +310,11 @@ func BenchmarkLoopChunkPath(b *testing.B) {
 	}
 	reads = append(reads, []byte("0\r\n\r\n"))
 	c := &Client{Kind: endpoint.Chat{}, Streaming: true, Clock: func() int64 { return 1 }}
-	ec := &econn{}
+	sc := &scratch{}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		var rec record.Record
-		in := &inflight{c: c, ec: ec, rec: &rec, maxTokens: 128}
+		in := &inflight{c: c, sc: sc, rec: &rec, maxTokens: 128}
 		for _, r := range reads {
 			in.feed(r, 2)
 		}

@@ -82,10 +82,13 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 			s.metrics.observeTTFT(time.Duration(truth.FirstToken))
 		}
 	}()
+	rp := &reply{sh: sh, n: n, finish: finish, h: h, arrival: arrival, usage: usage, truth: &truth}
 	if req.Stream {
-		s.stream(w, r, sh, prefix(sh.chunkObj), n, finish, h, arrival, req.StreamOptions != nil && req.StreamOptions.IncludeUsage, usage, &truth)
+		rp.prefix, rp.withUsage = prefix(sh.chunkObj), req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+		s.stream(w, r, rp)
 	} else {
-		s.whole(w, r, sh, prefix(sh.wholeObj), n, finish, h, arrival, usage, &truth)
+		rp.prefix = prefix(sh.wholeObj)
+		s.whole(w, r, rp)
 	}
 	s.keep(truth)
 }
@@ -110,7 +113,23 @@ func waitUntil(r *http.Request, t *time.Timer, until time.Time) bool {
 	}
 }
 
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, sh shape, prefix string, n int, finish string, h uint32, arrival time.Time, withUsage bool, usage string, truth *Truth) {
+// reply is one response being generated: its shape, what every chunk
+// starts with (id, object, model), its length and finish reason, the seed
+// of its words, its request's arrival, its usage, and the truth recorded.
+type reply struct {
+	sh        shape
+	prefix    string
+	n         int
+	finish    string
+	h         uint32
+	arrival   time.Time
+	withUsage bool // a usage chunk before [DONE] (stream_options.include_usage)
+	usage     string
+	truth     *Truth
+}
+
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, rp *reply) {
+	n, arrival, truth := rp.n, rp.arrival, rp.truth
 	if tk := s.take(w, r); tk != nil {
 		// Chunk k's event, framed as an HTTP chunk; the last carries the
 		// finish chunk, the usage chunk, [DONE] and the chunked body's end.
@@ -122,10 +141,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sh shape, prefix
 			return append(b, "\r\n"...)
 		}
 		chunk := func(k int, b []byte) []byte {
-			ev = s.event(ev[:0], sh, prefix, h, k)
+			ev = rp.event(ev[:0], k)
 			b = frame(b, ev)
 			if k == n-1 {
-				ev = s.streamEnd(ev[:0], sh, prefix, finish, withUsage, usage)
+				ev = rp.end(ev[:0])
 				b = frame(b, ev)
 				b = append(b, "0\r\n\r\n"...)
 			}
@@ -151,7 +170,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sh shape, prefix
 			truth.Aborted = true
 			return
 		}
-		buf = s.event(buf[:0], sh, prefix, h, k)
+		buf = rp.event(buf[:0], k)
 		if _, err := w.Write(buf); err != nil {
 			truth.Aborted = true
 			return
@@ -163,7 +182,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sh shape, prefix
 		truth.chunk(k, arrival, last, now)
 		last = now
 	}
-	w.Write(s.streamEnd(buf[:0], sh, prefix, finish, withUsage, usage))
+	w.Write(rp.end(buf[:0]))
 	if fl != nil {
 		fl.Flush()
 	}
@@ -173,7 +192,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sh shape, prefix
 }
 
 // event appends token k's SSE event (with the role chunk before the first).
-func (s *Server) event(buf []byte, sh shape, prefix string, h uint32, k int) []byte {
+func (rp *reply) event(buf []byte, k int) []byte {
+	sh, prefix, h := &rp.sh, rp.prefix, rp.h
 	if k == 0 && sh.roleChunk {
 		buf = append(buf, "data: "...)
 		buf = append(buf, prefix...)
@@ -188,17 +208,17 @@ func (s *Server) event(buf []byte, sh shape, prefix string, h uint32, k int) []b
 	return append(buf, "]}\n\n"...)
 }
 
-// streamEnd appends the finish chunk, the usage chunk when asked for, and
+// end appends the finish chunk, the usage chunk when asked for, and
 // [DONE].
-func (s *Server) streamEnd(buf []byte, sh shape, prefix, finish string, withUsage bool, usage string) []byte {
+func (rp *reply) end(buf []byte) []byte {
 	buf = append(buf, "data: "...)
-	buf = append(buf, prefix...)
-	buf = append(buf, sh.finishFmt(finish)...)
+	buf = append(buf, rp.prefix...)
+	buf = append(buf, rp.sh.finishFmt(rp.finish)...)
 	buf = append(buf, "]}\n\n"...)
-	if withUsage {
+	if rp.withUsage {
 		buf = append(buf, "data: "...)
-		buf = append(buf, prefix...)
-		buf = append(buf, "],"+usage+"}\n\n"...)
+		buf = append(buf, rp.prefix...)
+		buf = append(buf, "],"+rp.usage+"}\n\n"...)
 	}
 	return append(buf, "data: [DONE]\n\n"...)
 }
@@ -225,7 +245,8 @@ func closeOnNextRequest(w http.ResponseWriter) {
 	}()
 }
 
-func (s *Server) whole(w http.ResponseWriter, r *http.Request, sh shape, prefix string, n int, finish string, h uint32, arrival time.Time, usage string, truth *Truth) {
+func (s *Server) whole(w http.ResponseWriter, r *http.Request, rp *reply) {
+	n, arrival, truth := rp.n, rp.arrival, rp.truth
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	if !waitUntil(r, timer, s.due(arrival, n-1)) {
@@ -235,10 +256,10 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, sh shape, prefix 
 	text := make([]byte, 0, n*8)
 	for k := 0; k < n; k++ {
 		text = append(text, ' ')
-		text = append(text, tokenizer.Word(int(h)+k)...)
+		text = append(text, tokenizer.Word(int(rp.h)+k)...)
 	}
 	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, prefix+sh.whole(string(text), finish)+"],"+usage+"}")
+	io.WriteString(w, rp.prefix+rp.sh.whole(string(text), rp.finish)+"],"+rp.usage+"}")
 	truth.FirstToken = int64(time.Since(arrival))
 }
 
