@@ -128,7 +128,7 @@ func (f *Config) Check() ([]int, error) {
 // startServe runs `serve` from this binary as its own process and returns
 // its URL and a teardown.
 func startServe(ctx context.Context, ttft, itl time.Duration, maxLen int) (string, func(), error) {
-	exe := os.Getenv(run.WorkerBinEnv)
+	exe := run.WorkerBin()
 	if exe == "" {
 		var err error
 		if exe, err = os.Executable(); err != nil {

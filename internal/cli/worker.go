@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"runtime/pprof"
 
 	"github.com/spf13/pflag"
 
@@ -27,14 +25,6 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	opt.Version = Version
 	opt.Stderr = stderr
-	// AIPERF_ACTION_WORKER_CPUPROFILE=prefix writes each worker's CPU
-	// profile to prefix-w<id>.prof, for pprof.
-	if prefix := os.Getenv("AIPERF_ACTION_WORKER_CPUPROFILE"); prefix != "" {
-		if f, err := os.Create(fmt.Sprintf("%s-w%d.prof", prefix, opt.ID)); err == nil {
-			pprof.StartCPUProfile(f)
-			defer func() { pprof.StopCPUProfile(); f.Close() }()
-		}
-	}
 	if err := worker.Run(ctx, opt); err != nil {
 		fmt.Fprintf(stderr, "aiperf-action worker %d: %v\n", opt.ID, err)
 		return ExitError

@@ -116,11 +116,12 @@ func (c *Client) readClock(conn net.Conn) (clock func() int64, kernel bool) {
 	}, true
 }
 
-// StampEnv set to "read" stamps every read when it returns instead of with
-// the kernel's receive time (to compare the two).
-const StampEnv = "AIPERF_ACTION_STAMP"
+var noKernelStamps bool
 
-var noKernelStamps = os.Getenv(StampEnv) == "read"
+// UseKernelStamps says whether reads take the kernel's receive time (the
+// default) or the time they return (a worker's AIPERF_ACTION_STAMP=read
+// knob). Set it before the first request.
+func UseKernelStamps(on bool) { noKernelStamps = !on }
 
 // dialTimeout bounds a connection's set-up.
 const dialTimeout = 10 * time.Second

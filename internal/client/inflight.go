@@ -81,21 +81,23 @@ func (in *inflight) feed(b []byte, at int64) {
 	}
 	if !in.headDone {
 		in.head = append(in.head, b...)
-		i := headEnd(in.head)
-		if i < 0 {
-			if len(in.head) > maxHead {
-				in.finish(fmt.Errorf("response head over %d bytes", maxHead), false)
+		for !in.headDone { // past any 1xx heads, which may share a read with the real one
+			i := headEnd(in.head)
+			if i < 0 {
+				if len(in.head) > maxHead {
+					in.finish(fmt.Errorf("response head over %d bytes", maxHead), false)
+				}
+				return
 			}
-			return
+			rest := in.head[i:]
+			if !in.parseHead(in.head[:i]) {
+				continue // a 1xx head, dropped from in.head
+			}
+			if in.over || len(rest) == 0 {
+				return
+			}
+			b = rest
 		}
-		rest := in.head[i:]
-		if !in.parseHead(in.head[:i]) {
-			return
-		}
-		if in.over || len(rest) == 0 {
-			return
-		}
-		b = rest
 	}
 	switch in.framing {
 	case byLength:

@@ -103,6 +103,7 @@ func TestLoopMatchesNetHTTP(t *testing.T) {
 			}
 		}), osl: 5, chunks: 5, status: 200, usedOSL: 5},
 		{name: "no DONE", h: raw(sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(sseBody(4, false), 100), 0, false), osl: 4, chunks: 4, status: 200, usedOSL: 4},
+		{name: "interim heads in the same write", h: raw("HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"+sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(sseBody(3, true), 100), 0, false), osl: 3, chunks: 3, status: 200, usedOSL: 3},
 		{name: "byte by byte", h: raw(sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(sseBody(3, true), 37), 7, false), osl: 3, chunks: 3, status: 200, usedOSL: 3},
 		{name: "content length", h: raw(sseHead+fmt.Sprintf("Content-Length: %d\r\n\r\n", len(sseBody(6, true)))+sseBody(6, true), 0, false), osl: 6, chunks: 6, status: 200, usedOSL: 6},
 		{name: "until close", h: raw(sseHead+"Connection: close\r\n\r\n"+sseBody(2, false), 0, true), osl: 2, chunks: 2, status: 200, usedOSL: 2},

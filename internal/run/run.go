@@ -34,15 +34,10 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/wire"
 )
 
-// WorkerBinEnv names a binary to start as the worker processes instead of
-// this one (it must be the same version). Tests built with -race use it to
-// time requests from an uninstrumented build.
-const WorkerBinEnv = "AIPERF_ACTION_WORKER_BIN"
-
 // Options are how a run meets the outside world.
 type Options struct {
 	Cmdline     string                        // the command line, recorded in AIPerf's export
-	WorkerExe   string                        // binary started as the workers (default $AIPERF_ACTION_WORKER_BIN, else this one)
+	WorkerExe   string                        // binary started as the workers (default WorkerBin())
 	Stderr      io.Writer                     // the workers' output (default os.Stderr)
 	Logf        func(format string, a ...any) // notices before the load starts (a drawn seed); nil: none
 	Progress    Progress                      // nil: none
@@ -140,7 +135,7 @@ func execute(ctx context.Context, p *config.Profile, plan *schedule.Plan, target
 		workers = DefaultWorkers(p)
 	}
 	headers, _ := config.ParseHeaders(p.Headers)
-	shards := controller.Shards(plan, wire.ShardSpec{URL: target, Headers: headers, APIKey: p.APIKey, EndpointType: p.EndpointType,
+	shards := controller.Shards(plan, wire.ShardSpec{Knobs: ReadKnobs(os.Getenv), URL: target, Headers: headers, APIKey: p.APIKey, EndpointType: p.EndpointType,
 		Streaming: p.Streaming, TimeoutNs: int64(p.RequestTimeoutSeconds * float64(time.Second))}, workers)
 	prof := plan.Profiling()
 	slos, _ := config.ParseGoodput(p.Goodput)
@@ -169,7 +164,7 @@ func execute(ctx context.Context, p *config.Profile, plan *schedule.Plan, target
 	progress.Start(total)
 	exe := opt.WorkerExe
 	if exe == "" {
-		exe = os.Getenv(WorkerBinEnv)
+		exe = WorkerBin()
 	}
 	stderr := opt.Stderr
 	if stderr == nil {

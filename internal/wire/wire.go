@@ -77,8 +77,25 @@ type Stamps struct {
 	ReadDelay string `json:"read_delay_hdr,omitempty"` // HdrHistogram (V2, base64) of kernel receive → read return, µs
 }
 
+// Knobs are the AIPERF_ACTION_* environment settings that change how a
+// worker sends and times. The controller's process reads them once
+// (run.ReadKnobs) and every worker gets them in its shard, so a worker
+// never reads its environment.
+type Knobs struct {
+	Client     string `json:"client,omitempty"`      // AIPERF_ACTION_CLIENT: ClientNetHTTP keeps every request on net/http
+	Stamp      string `json:"stamp,omitempty"`       // AIPERF_ACTION_STAMP: StampRead stamps reads when they return
+	CPUProfile string `json:"cpu_profile,omitempty"` // AIPERF_ACTION_WORKER_CPUPROFILE: each worker writes <prefix>-w<id>.prof
+}
+
+// Knob values.
+const (
+	ClientNetHTTP = "nethttp" // no epoll loop: for comparisons, and a way out should it misbehave
+	StampRead     = "read"    // not the kernel's receive time: for comparisons
+)
+
 // ShardSpec is one worker's part of the plan and how to send it.
 type ShardSpec struct {
+	Knobs        Knobs        `json:"knobs"`
 	URL          string       `json:"url"`
 	Headers      [][2]string  `json:"headers,omitempty"`
 	APIKey       string       `json:"api_key,omitempty"`

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,13 +55,13 @@ type worker struct {
 	seq     uint64
 	flushMu sync.Mutex // one flush at a time; guards shipped
 	shipped uint64
+
+	wg sync.WaitGroup // every goroutine Run starts
 }
 
-// ClientEnv chooses the worker's HTTP client: "nethttp" turns the epoll
-// loop off (for comparisons, and as a way out should it misbehave).
-const ClientEnv = "AIPERF_ACTION_CLIENT"
-
-// Run runs one worker until its shard is done or the controller says stop.
+// Run runs one worker until its shard is done or the controller says stop:
+// the handshake, then the transport, then the phases. It returns once
+// every goroutine it started has ended.
 func Run(ctx context.Context, opt Options) error {
 	if opt.Stderr == nil {
 		opt.Stderr = os.Stderr
@@ -68,9 +69,10 @@ func Run(ctx context.Context, opt Options) error {
 	if opt.Exit == nil {
 		opt.Exit = os.Exit
 	}
+	w := &worker{opt: opt, inbox: make(chan wire.Control, 16), stop: make(chan struct{})}
+	defer w.wg.Wait() // last: after the sockets closed, readControl ends too
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := &worker{opt: opt, inbox: make(chan wire.Control, 16), stop: make(chan struct{})}
 	w.dealer = zmq4.NewDealer(ctx, zmq4.WithID(zmq4.SocketIdentity(wire.Identity(opt.ID))),
 		zmq4.WithDialerRetry(50*time.Millisecond), zmq4.WithDialerMaxRetries(-1))
 	defer w.dealer.Close()
@@ -84,52 +86,109 @@ func Run(ctx context.Context, opt Options) error {
 	}
 	w.seen.Store(time.Now().UnixNano())
 	defer w.closing.Store(true) // runs before the sockets close
-	go w.readControl()
+	w.goRun(w.readControl)
 
-	w.send(wire.Control{Type: wire.Hello, PID: os.Getpid(), Version: opt.Version, Clock: time.Now().UnixNano()})
-	m, err := w.await(wire.Shard, wire.HandshakeLimit)
+	shard, kind, err := w.handshake()
 	if err != nil {
 		return err
 	}
+	if prefix := shard.Knobs.CPUProfile; prefix != "" {
+		if f, err := os.Create(fmt.Sprintf("%s-w%d.prof", prefix, opt.ID)); err == nil {
+			pprof.StartCPUProfile(f)
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
+	tr := newTransport(shard)
+	defer tr.close()
+	return w.phases(ctx, shard, kind, tr)
+}
+
+// goRun runs f on a goroutine that Run waits for.
+func (w *worker) goRun(f func()) {
+	w.wg.Add(1)
+	go func() { defer w.wg.Done(); f() }()
+}
+
+// handshake says HELLO, takes the shard and says READY.
+func (w *worker) handshake() (*wire.ShardSpec, endpoint.Kind, error) {
+	w.send(wire.Control{Type: wire.Hello, PID: os.Getpid(), Version: w.opt.Version, Clock: time.Now().UnixNano()})
+	m, err := w.await(wire.Shard, wire.HandshakeLimit)
+	if err != nil {
+		return nil, nil, err
+	}
 	shard := m.Shard
 	if shard == nil || len(shard.Phases) == 0 {
-		return fmt.Errorf("worker %d: empty shard", opt.ID)
+		return nil, nil, fmt.Errorf("worker %d: empty shard", w.opt.ID)
 	}
 	kind, err := endpoint.For(shard.EndpointType)
 	if err != nil {
-		return fmt.Errorf("worker %d: %w", opt.ID, err)
+		return nil, nil, fmt.Errorf("worker %d: %w", w.opt.ID, err)
 	}
 	w.send(wire.Control{Type: wire.Ready})
+	return shard, kind, nil
+}
 
+// transport is how the worker's requests travel: net/http's pool, and the
+// epoll loop that reads streamed plain-HTTP responses (Linux), unless the
+// shard's knobs keep every request on net/http.
+type transport struct {
+	http *http.Transport
+	loop *client.Loop
+}
+
+func newTransport(shard *wire.ShardSpec) *transport {
+	client.UseKernelStamps(shard.Knobs.Stamp != wire.StampRead)
+	maxConc := 1
+	for _, ph := range shard.Phases {
+		maxConc = max(maxConc, ph.Concurrency)
+	}
+	tr := &transport{http: client.NewTransport(maxConc)}
+	if shard.Knobs.Client != wire.ClientNetHTTP {
+		if l, err := client.NewLoop(); err == nil {
+			tr.loop = l
+		}
+	}
+	return tr
+}
+
+// stamps is how the transport's reads were stamped; it closes the loop.
+func (tr *transport) stamps(viaHTTP, viaHTTPKernel uint64) *wire.Stamps {
+	st := &wire.Stamps{Stamps: record.Stamps{NetHTTP: viaHTTP, NetHTTPKernel: viaHTTPKernel}}
+	if tr.loop != nil {
+		tr.loop.Close()
+		rs := tr.loop.ReadStats()
+		st.Add(rs.Stamps)
+		if rs.KernelReads > 0 {
+			b, _ := rs.Delay.Encode(hdr.V2CompressedEncodingCookieBase)
+			st.ReadDelay = string(b)
+		}
+	}
+	return st
+}
+
+func (tr *transport) close() {
+	if tr.loop != nil {
+		tr.loop.Close()
+	}
+	tr.http.CloseIdleConnections()
+}
+
+// phases runs each phase at the controller's START, then says DONE with
+// the worker's counts and waits for BYE.
+func (w *worker) phases(ctx context.Context, shard *wire.ShardSpec, kind endpoint.Kind, tr *transport) error {
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	go func() {
+	w.goRun(func() {
 		select {
 		case <-w.stop:
 			stopRun()
 		case <-runCtx.Done():
 		}
-	}()
-	senderDone := make(chan struct{})
+	})
 	senderCtx, stopSender := context.WithCancel(ctx)
-	go w.sender(senderCtx, senderDone)
+	senderDone := make(chan struct{})
+	w.goRun(func() { w.sender(senderCtx, senderDone) })
 	heartbeats := false
-
-	maxConc := 1
-	for _, ph := range shard.Phases {
-		maxConc = max(maxConc, ph.Concurrency)
-	}
-	transport := client.NewTransport(maxConc)
-	defer transport.CloseIdleConnections()
-	// Streamed plain-HTTP responses are read by one epoll loop (Linux);
-	// AIPERF_ACTION_CLIENT=nethttp keeps every request on net/http.
-	var loop *client.Loop
-	if os.Getenv(ClientEnv) != "nethttp" {
-		if l, err := client.NewLoop(); err == nil {
-			loop = l
-			defer l.Close()
-		}
-	}
 	var viaHTTP, viaHTTPKernel uint64
 	for k := range shard.Phases {
 		// The first START follows the handshake at once; later ones wait for
@@ -152,11 +211,11 @@ func Run(ctx context.Context, opt Options) error {
 		start := time.Now().Add(time.Until(time.Unix(0, m.T0)))
 		w.send(wire.Control{Type: wire.Started, Phase: k})
 		if !heartbeats {
-			go w.heartbeat(ctx)
+			w.goRun(func() { w.heartbeat(ctx) })
 			heartbeats = true
 		}
 		c := &client.Client{
-			HTTP:      &http.Client{Transport: transport},
+			HTTP:      &http.Client{Transport: tr.http},
 			URL:       shard.URL,
 			Headers:   shard.Headers,
 			APIKey:    shard.APIKey,
@@ -164,7 +223,7 @@ func Run(ctx context.Context, opt Options) error {
 			Streaming: shard.Streaming,
 			Timeout:   time.Duration(shard.TimeoutNs),
 			Clock:     func() int64 { return int64(time.Since(start)) },
-			Loop:      loop,
+			Loop:      tr.loop,
 		}
 		w.runPhase(runCtx, c, &shard.Phases[k], start)
 		all, kernel := c.NetHTTPRequests()
@@ -179,18 +238,9 @@ func Run(ctx context.Context, opt Options) error {
 	w.flush()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	stamps := &wire.Stamps{Stamps: record.Stamps{NetHTTP: viaHTTP, NetHTTPKernel: viaHTTPKernel}}
-	if loop != nil {
-		loop.Close()
-		st := loop.ReadStats()
-		stamps.Add(st.Stamps)
-		if st.KernelReads > 0 {
-			b, _ := st.Delay.Encode(hdr.V2CompressedEncodingCookieBase)
-			stamps.ReadDelay = string(b)
-		}
-	}
+	stamps := tr.stamps(viaHTTP, viaHTTPKernel)
 	w.send(wire.Control{Type: wire.Done, Records: w.shipped, LastSeq: w.seq, GCPause: int64(ms.PauseTotalNs), Stamps: stamps})
-	_, err = w.await(wire.Bye, wire.DrainLimit)
+	_, err := w.await(wire.Bye, wire.DrainLimit)
 	return err
 }
 
