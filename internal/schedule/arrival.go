@@ -57,7 +57,7 @@ func (g Gamma) Gap(seed uint64, i int) float64 {
 }
 
 func gapSource(seed uint64, i int) rand.Source {
-	return rand.NewPCG(seed^(0x5851f42d4c957f2d+StreamArrivals), uint64(i))
+	return Source(seed, StreamArrivals, uint64(i))
 }
 
 // NewArrival returns the process for --arrival-pattern.

@@ -31,21 +31,6 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 )
 
-// Seed streams: one root seed derives an independent stream per purpose.
-const (
-	StreamLengths = iota + 1
-	StreamPayloads
-	StreamArrivals
-	StreamCancellations
-	StreamIDs
-	StreamWarmup
-)
-
-// Stream returns the seeded generator for one purpose.
-func Stream(seed uint64, stream uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15*stream))
-}
-
 // Entry is one planned request.
 type Entry struct {
 	Index         int             `json:"index"`
@@ -97,7 +82,7 @@ func Cancelled(seed uint64, i int, pct float64) bool {
 	if pct <= 0 {
 		return false
 	}
-	r := rand.New(rand.NewPCG(seed^(0x2545f4914f6cdd1d+StreamCancellations), uint64(i)))
+	r := rand.New(Source(seed, StreamCancellations, uint64(i)))
 	return r.Float64()*100 < pct
 }
 
@@ -123,7 +108,7 @@ func Build(p *config.Profile, seed uint64) (*Plan, error) {
 	if p.WarmupRequestCount > 0 || p.WarmupDuration > 0 {
 		// Warmup draws from its own seed, so adding a warmup never changes
 		// the profiling plan.
-		w, err := b.warmup(seed ^ (0x94d049bb133111eb + StreamWarmup))
+		w, err := b.warmup(Root(seed, StreamWarmup))
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,47 @@
+package schedule
+
+import "math/rand/v2"
+
+// Seed streams. One root seed decides everything random in a run; each
+// purpose draws from its own stream, so that changing how many numbers one
+// purpose draws never moves another's.
+const (
+	StreamLengths       = iota + 1 // input and output lengths, drawn in request order
+	StreamPayloads                 // prompt words, drawn in request order
+	StreamArrivals                 // open-loop gaps: the i-th gap is its own source
+	StreamCancellations            // which requests are cancelled: request i is its own source
+	StreamIDs                      // request ids, drawn in request order
+	StreamWarmup                   // the warmup phase's root, from which it draws its own streams
+)
+
+// The one recipe, from (root seed, stream, index) to a PCG source, kept in
+// this file and nowhere else. Its constants are those every plan so far was
+// made with: changing one changes every inputs.json and profile_hash, and
+// so every stored baseline's key.
+//
+//	sequential streams (lengths, payloads, ids):  PCG(root, φ·stream)
+//	indexed streams (arrivals, cancellations):    PCG(root ⊕ (salt+stream), index)
+//	derived roots (warmup):                       root ⊕ (salt+stream)
+var salts = map[uint64]uint64{
+	StreamArrivals:      0x5851f42d4c957f2d,
+	StreamCancellations: 0x2545f4914f6cdd1d,
+	StreamWarmup:        0x94d049bb133111eb,
+}
+
+const phi = 0x9e3779b97f4a7c15 // 2^64 / the golden ratio
+
+// Stream returns the generator of a sequential stream: draws are taken in
+// request order.
+func Stream(root uint64, stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(root, phi*stream))
+}
+
+// Source is the source of draw index of an indexed stream: a pure function
+// of (root, stream, index), so any one draw can be made alone, in any
+// worker, in any order.
+func Source(root uint64, stream uint64, index uint64) *rand.PCG {
+	return rand.NewPCG(Root(root, stream), index)
+}
+
+// Root derives a stream's own root seed.
+func Root(root uint64, stream uint64) uint64 { return root ^ (salts[stream] + stream) }
