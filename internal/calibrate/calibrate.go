@@ -78,6 +78,8 @@ type Step struct {
 	Errors        int       `json:"errors"`
 	Pass          bool      `json:"within_bounds"`
 	Why           []string  `json:"outside_bounds,omitempty"`
+
+	chunks, windowChunks int // every chunk of the step, and those within the measured window
 }
 
 // Calibration is calibrate's output.
@@ -268,14 +270,27 @@ func step(ctx context.Context, f *Config, url string, c int, dir string) (*Step,
 	st := &Step{Concurrency: c, Workers: rr.ToolHealth.Workers, Errors: rr.Counts.Errors - rr.Counts.Cancelled}
 	reqDur := f.TTFT + time.Duration(f.OSL-1)*f.ITL
 	st.IdealRate = float64(c) / reqDur.Seconds()
+	if err := st.join(recs, truth, from, to); err != nil {
+		return nil, err
+	}
+	st.health(&rr.ToolHealth, f.Duration)
+	st.check(f.Bounds)
+	return st, nil
+}
+
+// join holds each request measured in the window [from, to) against what
+// the server wrote for it: the TTFT and ITL errors, the achieved rate, and
+// the chunks counted.
+func (st *Step) join(recs []record.Record, truth map[string]sim.Truth, from, to int64) error {
 	var measTTFT, measITL, trueTTFT, trueITL []float64
-	var chunks, windowChunks, done int
+	var done int
 	firstEnd, lastEnd := int64(math.MaxInt64), int64(0)
+	st.chunks, st.windowChunks = 0, 0
 	for _, r := range recs {
-		chunks += len(r.Chunks)
+		st.chunks += len(r.Chunks)
 		for _, t := range r.Chunks {
 			if t >= from && t < to {
-				windowChunks++
+				st.windowChunks++
 			}
 		}
 		if !r.OK() {
@@ -304,7 +319,7 @@ func step(ctx context.Context, f *Config, url string, c int, dir string) (*Step,
 		trueITL = append(trueITL, float64(sum)/float64(len(t.Gaps))/1e6)
 	}
 	if len(measTTFT) == 0 {
-		return nil, errors.New("no request finished within the step; raise --duration")
+		return errors.New("no request finished within the step; raise --duration")
 	}
 	// A closed loop completes requests as fast as it turns them around: the
 	// rate is that of the completions within the measured window, from the
@@ -317,28 +332,37 @@ func step(ctx context.Context, f *Config, url string, c int, dir string) (*Step,
 	st.TTFTP50ErrMs = percentile(measTTFT, 0.5) - percentile(trueTTFT, 0.5)
 	st.TTFTP99ErrMs = percentile(measTTFT, 0.99) - percentile(trueTTFT, 0.99)
 	st.ITLP99ErrMs = percentile(measITL, 0.99) - percentile(trueITL, 0.99)
-	if l := rr.ToolHealth.ScheduleLagMs; l != nil {
+	return nil
+}
+
+// health takes the tester's own figures from the run: schedule lag, read
+// delay, CPU per process and per chunk, steal.
+func (st *Step) health(th *result.ToolHealth, durationS float64) {
+	if l := th.ScheduleLagMs; l != nil {
 		st.LagP99Ms = l.P99
 	}
-	if sp := rr.ToolHealth.Stamps; sp != nil {
+	if sp := th.Stamps; sp != nil {
 		st.Stamps = sp.Source
 		if sp.ReadDelayMs != nil {
 			st.ReadDelayP99 = sp.ReadDelayMs.P99
 		}
 	}
 	var cpu float64
-	for _, w := range rr.ToolHealth.ClientCPU {
+	for _, w := range th.ClientCPU {
 		st.ClientCPU = append(st.ClientCPU, w.Util)
 		cpu += w.CPUSeconds
 	}
-	st.ChunksPerSec = float64(windowChunks) / f.Duration
-	if chunks > 0 {
-		st.CPUUsPerChunk = cpu * 1e6 / float64(chunks)
+	st.ChunksPerSec = float64(st.windowChunks) / durationS
+	if st.chunks > 0 {
+		st.CPUUsPerChunk = cpu * 1e6 / float64(st.chunks)
 	}
-	if rr.ToolHealth.CPUStealPct != nil {
-		st.StealPct = *rr.ToolHealth.CPUStealPct
+	if th.CPUStealPct != nil {
+		st.StealPct = *th.CPUStealPct
 	}
-	b := f.Bounds
+}
+
+// check holds the step to the bounds.
+func (st *Step) check(b Bounds) {
 	check := func(ok bool, format string, a ...any) {
 		if !ok {
 			st.Why = append(st.Why, fmt.Sprintf(format, a...))
@@ -350,7 +374,6 @@ func step(ctx context.Context, f *Config, url string, c int, dir string) (*Step,
 	check(st.RatePct >= b.MinRate, "rate %.1f%% < %g%%", st.RatePct, b.MinRate)
 	check(st.Errors == 0, "%d errors", st.Errors)
 	st.Pass = len(st.Why) == 0
-	return st, nil
 }
 
 func fetchTruth(ctx context.Context, url string) (map[string]sim.Truth, error) {

@@ -130,6 +130,50 @@ func Profile(ctx context.Context, p *config.Profile, opt Options) (*Result, erro
 
 // execute runs the plan across the workers and writes the run folder.
 func execute(ctx context.Context, p *config.Profile, plan *schedule.Plan, target, dir string, opt Options) (*Result, error) {
+	res := &Result{Dir: dir}
+	g, err := gather(ctx, p, plan, target, dir, opt, res)
+	if err != nil {
+		return nil, err
+	}
+	interrupted := ctx.Err() != nil
+	sum := g.agg.Summary()
+	run := assemble(p, plan, target, dir, sum, g, interrupted)
+	startEnd := [2]string{"", ""}
+	if !g.t0.IsZero() {
+		run.StartedAt = g.t0.Add(time.Duration(sum.FirstSent)).UTC().Format(time.RFC3339Nano)
+		startEnd = [2]string{run.StartedAt, g.t0.Add(time.Duration(sum.LastEnd)).UTC().Format(time.RFC3339Nano)}
+	}
+	runErr := g.runErr
+	received := sum.Counts.Requests + sum.Counts.Warmup
+	if runErr == nil && !interrupted && !anyCycle(plan) && received != g.total {
+		runErr = fmt.Errorf("planned %d requests, received %d records", g.total, received)
+	}
+	if runErr != nil {
+		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, "run failed: "+runErr.Error())
+	}
+	res.Run, res.Summary = run, sum
+	if res.JSON, err = writeArtifacts(dir, run, sum, startEnd, opt.Cmdline); err != nil {
+		return nil, Failf("write artifacts in %s: %v", dir, err)
+	}
+	return res, verdict(p, sum, runErr, interrupted, received, dir)
+}
+
+// gathered is what the load left: every record in the aggregator (and in
+// records.jsonl), and what the workers, the OS and the server said.
+type gathered struct {
+	agg            *metrics.Aggregator
+	total          int // requests planned (cycling pools aside)
+	workers        int
+	t0             time.Time // the profiling phase's common start
+	out            *controller.Outcome
+	runErr         error
+	steal          *float64
+	serverMetrics  map[string]result.ServerMetrics
+	scrapeWarnings []string
+}
+
+// gather sends the plan from the workers and takes in every record.
+func gather(ctx context.Context, p *config.Profile, plan *schedule.Plan, target, dir string, opt Options, res *Result) (*gathered, error) {
 	workers := p.Workers
 	if workers == 0 {
 		workers = DefaultWorkers(p)
@@ -137,20 +181,17 @@ func execute(ctx context.Context, p *config.Profile, plan *schedule.Plan, target
 	headers, _ := config.ParseHeaders(p.Headers)
 	shards := controller.Shards(plan, wire.ShardSpec{Knobs: ReadKnobs(os.Getenv), URL: target, Headers: headers, APIKey: p.APIKey, EndpointType: p.EndpointType,
 		Streaming: p.Streaming, TimeoutNs: int64(p.RequestTimeoutSeconds * float64(time.Second))}, workers)
-	prof := plan.Profiling()
 	slos, _ := config.ParseGoodput(p.Goodput)
-	agg := metrics.NewAggregator(time.Duration(p.SliceDuration*float64(time.Second)), slos)
-	agg.FromDue = prof.Open
-	agg.ServerCounts = p.UseServerTokenCount
+	g := &gathered{agg: metrics.NewAggregator(time.Duration(p.SliceDuration*float64(time.Second)), slos), workers: len(shards)}
+	g.agg.FromDue = plan.Profiling().Open
+	g.agg.ServerCounts = p.UseServerTokenCount
 	rw, err := result.NewRecordWriter(dir)
 	if err != nil {
 		return nil, Failf("write records.jsonl: %v", err)
 	}
-	res := &Result{Dir: dir}
-	total := 0
 	for _, ph := range plan.Phases {
 		if !ph.Cycle {
-			total += len(ph.Entries)
+			g.total += len(ph.Entries)
 		}
 	}
 	var scrape *servermetrics.During
@@ -161,7 +202,7 @@ func execute(ctx context.Context, p *config.Profile, plan *schedule.Plan, target
 	if progress == nil {
 		progress = noProgress{}
 	}
-	progress.Start(total)
+	progress.Start(g.total)
 	exe := opt.WorkerExe
 	if exe == "" {
 		exe = WorkerBin()
@@ -170,19 +211,18 @@ func execute(ctx context.Context, p *config.Profile, plan *schedule.Plan, target
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	var t0 time.Time
 	cpu0, cpuErr := sysstat.ReadCPU()
-	out, runErr := controller.Run(ctx, controller.Options{
+	g.out, g.runErr = controller.Run(ctx, controller.Options{
 		Exe:     exe,
 		Version: Version,
 		Stderr:  stderr,
 		OnStart: func(phase int, t time.Time) {
 			if phase == len(plan.Phases)-1 {
-				t0 = t
+				g.t0 = t
 			}
 		},
 		OnRecord: func(r *record.Record) {
-			agg.Add(r)
+			g.agg.Add(r)
 			rw.Write(r)
 			if opt.KeepRecords {
 				res.Records = append(res.Records, *r)
@@ -192,17 +232,22 @@ func execute(ctx context.Context, p *config.Profile, plan *schedule.Plan, target
 	}, shards)
 	progress.Stop()
 	cpu1, cpuErr1 := sysstat.ReadCPU()
-	var serverMetrics map[string]result.ServerMetrics
-	var scrapeWarnings []string
+	if cpuErr == nil && cpuErr1 == nil {
+		steal := sysstat.StealPct(cpu0, cpu1)
+		g.steal = &steal
+	}
 	if scrape != nil {
-		serverMetrics, scrapeWarnings = scrape.Stop()
+		g.serverMetrics, g.scrapeWarnings = scrape.Stop()
 	}
 	if err := rw.Close(); err != nil {
 		fmt.Fprintf(stderr, "aiperf-action profile: write records.jsonl: %v\n", err)
 	}
-	interrupted := ctx.Err() != nil
+	return g, nil
+}
 
-	sum := agg.Summary()
+// assemble makes run.json's content from the summary and what was gathered.
+func assemble(p *config.Profile, plan *schedule.Plan, target, dir string, sum *metrics.Summary, g *gathered, interrupted bool) *result.Run {
+	prof := plan.Profiling()
 	run := &result.Run{
 		Schema:      result.Schema,
 		Tool:        result.Tool{Name: "aiperf-action", Version: Version},
@@ -215,41 +260,21 @@ func execute(ctx context.Context, p *config.Profile, plan *schedule.Plan, target
 		Counts:      sum.Counts,
 		Metrics:     sum.Metrics,
 		Cancelled:   interrupted,
-		ToolHealth: result.ToolHealth{ScheduleLagMs: sum.Lag, Workers: len(shards), Warnings: []string{}, Integrity: []string{},
-			SlotWaits: sum.SlotWaits, ConnRetries: sum.ConnRetries},
-		ServerMetrics: serverMetrics,
+		ToolHealth: result.ToolHealth{ScheduleLagMs: sum.Lag, Workers: g.workers, Warnings: []string{}, Integrity: []string{},
+			SlotWaits: sum.SlotWaits, ConnRetries: sum.ConnRetries, CPUStealPct: g.steal},
+		ServerMetrics: g.serverMetrics,
 	}
 	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, sum.TokenWarnings...)
-	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, scrapeWarnings...)
-	if cpuErr == nil && cpuErr1 == nil {
-		steal := sysstat.StealPct(cpu0, cpu1)
-		run.ToolHealth.CPUStealPct = &steal
-	}
+	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, g.scrapeWarnings...)
 	if prof.Open {
 		run.ToolHealth.RequestedRate = prof.Rate
 		run.ToolHealth.PlannedRate = sum.PlannedRate()
 		run.ToolHealth.AchievedRate = sum.AchievedRate()
 	}
-	if out != nil { // what the workers used is known once they exited
-		workerHealth(&run.ToolHealth, out, sum)
+	if g.out != nil { // what the workers used is known once they exited
+		workerHealth(&run.ToolHealth, g.out, sum)
 	}
-	startEnd := [2]string{"", ""}
-	if !t0.IsZero() {
-		run.StartedAt = t0.Add(time.Duration(sum.FirstSent)).UTC().Format(time.RFC3339Nano)
-		startEnd = [2]string{run.StartedAt, t0.Add(time.Duration(sum.LastEnd)).UTC().Format(time.RFC3339Nano)}
-	}
-	received := sum.Counts.Requests + sum.Counts.Warmup
-	if runErr == nil && !interrupted && !anyCycle(plan) && received != total {
-		runErr = fmt.Errorf("planned %d requests, received %d records", total, received)
-	}
-	if runErr != nil {
-		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, "run failed: "+runErr.Error())
-	}
-	res.Run, res.Summary = run, sum
-	if res.JSON, err = writeArtifacts(dir, run, sum, startEnd, opt.Cmdline); err != nil {
-		return nil, Failf("write artifacts in %s: %v", dir, err)
-	}
-	return res, verdict(p, sum, runErr, interrupted, received, dir)
+	return run
 }
 
 // verdict is how the run as a whole went.
