@@ -125,19 +125,31 @@ func Profile(ctx context.Context, p *config.Profile, opt Options) (*Result, erro
 	if err := result.WriteFileAtomic(filepath.Join(dir, result.InputsFile), inputs); err != nil {
 		return nil, Failf("write inputs.json: %v", err)
 	}
-	return execute(ctx, p, plan, target, dir, opt)
+	r := &profileRun{p: p, plan: plan, target: target, dir: dir, opt: opt, res: &Result{Dir: dir}}
+	return r.execute(ctx)
+}
+
+// profileRun is one run under way: the profile and its plan, where it
+// goes, and the result being filled.
+type profileRun struct {
+	p      *config.Profile
+	plan   *schedule.Plan
+	target string
+	dir    string
+	opt    Options
+	res    *Result
 }
 
 // execute runs the plan across the workers and writes the run folder.
-func execute(ctx context.Context, p *config.Profile, plan *schedule.Plan, target, dir string, opt Options) (*Result, error) {
-	res := &Result{Dir: dir}
-	g, err := gather(ctx, p, plan, target, dir, opt, res)
+func (r *profileRun) execute(ctx context.Context) (*Result, error) {
+	plan, dir, res := r.plan, r.dir, r.res
+	g, err := r.gather(ctx)
 	if err != nil {
 		return nil, err
 	}
 	interrupted := ctx.Err() != nil
 	sum := g.agg.Summary()
-	run := assemble(p, plan, target, dir, sum, g, interrupted)
+	run := r.assemble(sum, g, interrupted)
 	startEnd := [2]string{"", ""}
 	if !g.t0.IsZero() {
 		run.StartedAt = g.t0.Add(time.Duration(sum.FirstSent)).UTC().Format(time.RFC3339Nano)
@@ -152,10 +164,10 @@ func execute(ctx context.Context, p *config.Profile, plan *schedule.Plan, target
 		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, "run failed: "+runErr.Error())
 	}
 	res.Run, res.Summary = run, sum
-	if res.JSON, err = writeArtifacts(dir, run, sum, startEnd, opt.Cmdline); err != nil {
+	if res.JSON, err = writeArtifacts(dir, run, sum, startEnd, r.opt.Cmdline); err != nil {
 		return nil, Failf("write artifacts in %s: %v", dir, err)
 	}
-	return res, verdict(p, sum, runErr, interrupted, received, dir)
+	return res, r.verdict(sum, runErr, interrupted, received)
 }
 
 // gathered is what the load left: every record in the aggregator (and in
@@ -173,7 +185,8 @@ type gathered struct {
 }
 
 // gather sends the plan from the workers and takes in every record.
-func gather(ctx context.Context, p *config.Profile, plan *schedule.Plan, target, dir string, opt Options, res *Result) (*gathered, error) {
+func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
+	p, plan, target, opt := r.p, r.plan, r.target, r.opt
 	workers := p.Workers
 	if workers == 0 {
 		workers = DefaultWorkers(p)
@@ -185,7 +198,7 @@ func gather(ctx context.Context, p *config.Profile, plan *schedule.Plan, target,
 	g := &gathered{agg: metrics.NewAggregator(time.Duration(p.SliceDuration*float64(time.Second)), slos), workers: len(shards)}
 	g.agg.FromDue = plan.Profiling().Open
 	g.agg.ServerCounts = p.UseServerTokenCount
-	rw, err := result.NewRecordWriter(dir)
+	rw, err := result.NewRecordWriter(r.dir)
 	if err != nil {
 		return nil, Failf("write records.jsonl: %v", err)
 	}
@@ -221,13 +234,13 @@ func gather(ctx context.Context, p *config.Profile, plan *schedule.Plan, target,
 				g.t0 = t
 			}
 		},
-		OnRecord: func(r *record.Record) {
-			g.agg.Add(r)
-			rw.Write(r)
+		OnRecord: func(rec *record.Record) {
+			g.agg.Add(rec)
+			rw.Write(rec)
 			if opt.KeepRecords {
-				res.Records = append(res.Records, *r)
+				r.res.Records = append(r.res.Records, *rec)
 			}
-			progress.Record(r.OK())
+			progress.Record(rec.OK())
 		},
 	}, shards)
 	progress.Stop()
@@ -246,16 +259,16 @@ func gather(ctx context.Context, p *config.Profile, plan *schedule.Plan, target,
 }
 
 // assemble makes run.json's content from the summary and what was gathered.
-func assemble(p *config.Profile, plan *schedule.Plan, target, dir string, sum *metrics.Summary, g *gathered, interrupted bool) *result.Run {
-	prof := plan.Profiling()
+func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted bool) *result.Run {
+	p, prof := r.p, r.plan.Profiling()
 	run := &result.Run{
 		Schema:      result.Schema,
 		Tool:        result.Tool{Name: "aiperf-action", Version: Version},
-		Scenario:    filepath.Base(dir),
-		ProfileHash: plan.Hash(p),
+		Scenario:    filepath.Base(r.dir),
+		ProfileHash: r.plan.Hash(p),
 		Seed:        p.Seed,
 		DurationS:   sum.DurationS,
-		Target:      result.Target{URL: target, Model: p.Model, EndpointType: p.EndpointType, Streaming: p.Streaming},
+		Target:      result.Target{URL: r.target, Model: p.Model, EndpointType: p.EndpointType, Streaming: p.Streaming},
 		Load:        loadOf(p, prof),
 		Counts:      sum.Counts,
 		Metrics:     sum.Metrics,
@@ -278,7 +291,8 @@ func assemble(p *config.Profile, plan *schedule.Plan, target, dir string, sum *m
 }
 
 // verdict is how the run as a whole went.
-func verdict(p *config.Profile, sum *metrics.Summary, runErr error, interrupted bool, received int, dir string) error {
+func (r *profileRun) verdict(sum *metrics.Summary, runErr error, interrupted bool, received int) error {
+	p, dir := r.p, r.dir
 	switch {
 	case interrupted:
 		return &Error{Code: ExitInterrupted, Err: fmt.Errorf("interrupted; partial results (%d requests) written to %s", received, dir)}
