@@ -42,6 +42,10 @@ func (g *gate) logf(format string, a ...any) { fmt.Fprintf(g.opt.Stdout, format+
 // fails on it) or no baseline; ExitRegression on a regression; an error
 // for everything that kept the gate from an answer.
 func Run(ctx context.Context, cfg *config.Gate, env *action.Env, opt Options) (int, error) {
+	if opt.Render == nil {
+		return 0, errors.New("gate: no renderer (Options.Render)")
+	}
+	opt.defaults()
 	g := &gate{opt: opt, env: env, cfg: cfg}
 	store, err := g.store()
 	if err != nil {

@@ -61,6 +61,16 @@ type Renderer interface {
 	Comment(rep *Report, limit int) string  // the PR comment, cut to fit limit
 }
 
+// defaults fills what was left out: no output.
+func (o *Options) defaults() {
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+}
+
 // FromInputs reads Options from input (a flag, else the action input, else
 // its default), before any config is read.
 func FromInputs(input func(string) string) Options {

@@ -144,6 +144,7 @@ func (g *gate) hasComment(ctx context.Context) bool {
 // as an artifact into the results folder) from a workflow_run job: the
 // comment mode, which needs no config and runs nothing.
 func PostReport(ctx context.Context, env *action.Env, opt Options) (int, error) {
+	opt.defaults()
 	g := &gate{opt: opt, env: env}
 	out := opt.ResultsDir
 	body, err := os.ReadFile(filepath.Join(out, "report.md"))
