@@ -53,6 +53,8 @@ type progress struct {
 	quit, finished chan struct{}
 }
 
+var _ run.Progress = (*progress)(nil)
+
 // newProgress is a progress line on stdout, or nil when it is not a terminal.
 func newProgress(stdout io.Writer) run.Progress {
 	f, ok := stdout.(*os.File)
