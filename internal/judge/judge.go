@@ -3,6 +3,7 @@ package judge
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -110,33 +111,69 @@ func short(h string) string {
 }
 
 // sampleOf extracts one run's data for a spec: a rate and its windows, or
-// a distribution's whole histogram and its windows'.
+// a distribution's whole histogram and its windows'. A field the statistic
+// needs that is missing or impossible is an error naming the file and the
+// field, never a NaN further on.
 func sampleOf(l result.Loaded, sp compare.Spec) (compare.Sample, string, error) {
 	m, ok := l.Run.Metrics[sp.Metric]
 	if !ok {
 		return compare.Sample{}, "", fmt.Errorf("%s: run.json has no metric %q (non-streaming runs have no token timings)", l.Path, sp.Metric)
 	}
+	field := func(name, problem string) error {
+		return fmt.Errorf("%s: run.json metrics.%s.%s %s", l.Path, sp.Metric, name, problem)
+	}
 	if m.Rate != nil {
 		if sp.Stat != "value" {
 			return compare.Sample{}, "", fmt.Errorf("%s: %s is a rate", l.Path, sp.Metric)
 		}
+		if !finitePositive(m.Rate.Value) {
+			return compare.Sample{}, "", field("value", fmt.Sprintf("is %v: a rate must be a positive number", m.Rate.Value))
+		}
+		for i, w := range m.Rate.Windows {
+			if math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
+				return compare.Sample{}, "", field(fmt.Sprintf("windows[%d]", i), fmt.Sprintf("is %v: a window's rate must be a number, not negative", w))
+			}
+		}
 		return compare.Sample{Value: m.Rate.Value, Rates: m.Rate.Windows}, m.Rate.Unit, nil
 	}
 	d := m.Dist
-	decode := func(s string) (compare.Hist, error) {
+	if d == nil {
+		return compare.Sample{}, "", field("hdr", "is missing: neither a distribution nor a rate")
+	}
+	switch {
+	case d.HDRUnit == "":
+		return compare.Sample{}, "", field("hdr_unit", "is missing: the histogram's unit is unknown")
+	case !finitePositive(d.Scale):
+		return compare.Sample{}, "", field("scale", fmt.Sprintf("is %v: want the positive number the histogram's values are divided by", d.Scale))
+	case d.HDR == "":
+		return compare.Sample{}, "", field("hdr", "is missing")
+	}
+	decode := func(name, s string) (compare.Hist, error) {
 		h, err := hdr.Decode([]byte(s))
 		if err != nil {
-			return compare.Hist{}, fmt.Errorf("%s: metric %s: bad histogram: %w", l.Path, sp.Metric, err)
+			return compare.Hist{}, field(name, fmt.Sprintf("is not a histogram: %v", err))
 		}
-		return compare.FromHDR(h, d.Scale), nil
+		out := compare.FromHDR(h, d.Scale)
+		for _, v := range out.Values {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				return compare.Hist{}, field(name, fmt.Sprintf("decodes to %v with scale %v", v, d.Scale))
+			}
+		}
+		return out, nil
 	}
-	total, err := decode(d.HDR)
+	total, err := decode("hdr", d.HDR)
 	if err != nil {
 		return compare.Sample{}, "", err
 	}
+	if total.N == 0 {
+		return compare.Sample{}, "", field("hdr", "holds no values")
+	}
+	if hi := total.Values[len(total.Values)-1]; hi == 0 {
+		return compare.Sample{}, "", field("hdr", fmt.Sprintf("decodes to zero everywhere with scale %v", d.Scale))
+	}
 	s := compare.Sample{Total: total}
-	for _, w := range d.Windows {
-		h, err := decode(w)
+	for i, w := range d.Windows {
+		h, err := decode(fmt.Sprintf("windows[%d]", i), w)
 		if err != nil {
 			return compare.Sample{}, "", err
 		}
@@ -146,3 +183,5 @@ func sampleOf(l result.Loaded, sp compare.Spec) (compare.Sample, string, error) 
 	}
 	return s, d.Unit, nil
 }
+
+func finitePositive(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
