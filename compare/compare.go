@@ -32,7 +32,20 @@ const (
 	Pass         Verdict = "pass"
 	Fail         Verdict = "fail"
 	Inconclusive Verdict = "inconclusive"
+	// NotGated is a statistic the runs are too small to estimate (a p99
+	// from runs of a few hundred requests): shown, never gated.
+	NotGated Verdict = "not-gated"
 )
+
+// TailSamples is how many samples a run must hold beyond a quantile (on
+// its smaller side) for the quantile to be gated: a p99 needs 1000
+// requests per run, a p90 100, a p50 20.
+const TailSamples = 10
+
+// SamplesFor is the number of samples per run that quantile q needs.
+func SamplesFor(q float64) int64 {
+	return int64(math.Ceil(TailSamples/math.Min(q, 1-q) - 1e-9))
+}
 
 // Spec is one gated statistic.
 type Spec struct {
@@ -99,18 +112,24 @@ var DefaultOptions = Options{Alpha: 0.05, NoiseFloor: 0.05, Seed: 1, Resamples: 
 // Result is the comparison of one statistic.
 type Result struct {
 	Spec
-	Baseline    float64  `json:"baseline"`  // geometric mean of the baseline runs' estimates
-	Candidate   float64  `json:"candidate"` // same for the candidate runs
-	Change      float64  `json:"change"`    // candidate/baseline − 1
-	Lo          float64  `json:"lo"`        // interval of the change, 1−2α
-	Hi          float64  `json:"hi"`
-	P           float64  `json:"p"`   // one-sided p-value that it is worse by more than the tolerance
-	MDE         float64  `json:"mde"` // worsening this comparison catches with 80% power
-	Verdict     Verdict  `json:"verdict"`
-	Provisional bool     `json:"provisional,omitempty"`
-	K           int      `json:"k"`
-	R           int      `json:"r"`
-	Warnings    []string `json:"warnings,omitempty"`
+	Baseline    float64 `json:"baseline"`  // geometric mean of the baseline runs' estimates
+	Candidate   float64 `json:"candidate"` // same for the candidate runs
+	Change      float64 `json:"change"`    // candidate/baseline − 1
+	Lo          float64 `json:"lo"`        // interval of the change, 1−2α
+	Hi          float64 `json:"hi"`
+	P           float64 `json:"p"`   // one-sided p-value that it is worse by more than the tolerance
+	MDE         float64 `json:"mde"` // worsening this comparison catches with 80% power
+	Verdict     Verdict `json:"verdict"`
+	Provisional bool    `json:"provisional,omitempty"`
+	K           int     `json:"k"`
+	R           int     `json:"r"`
+	// What an unchanged candidate needs to PASS 4 times in 5 with this
+	// noise, when K and R are not enough: NeedR candidate runs, or, when no
+	// number of candidate runs will do against these K baseline runs, NeedK
+	// baseline runs and as many candidate runs. 0: enough already.
+	NeedR    int      `json:"need_r,omitempty"`
+	NeedK    int      `json:"need_k,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Comparison is every result and the overall verdict: FAIL if any failed,
@@ -135,12 +154,26 @@ func Compare(inputs []Input, opt Options) *Comparison {
 		ws[i] = w
 		pvals[i] = r.P
 	}
-	fail := Holm(pvals, opt.Alpha)
+	// Holm's correction counts only the statistics that are gated.
+	var gated []int
+	for i, r := range c.Results {
+		if r.Verdict != NotGated {
+			gated = append(gated, i)
+		}
+	}
+	gp := make([]float64, len(gated))
+	for j, i := range gated {
+		gp[j] = pvals[i]
+	}
+	fail := make([]bool, len(pvals))
+	for j, rej := range Holm(gp, opt.Alpha) {
+		fail[gated[j]] = rej
+	}
 	for i := range c.Results {
 		r := &c.Results[i]
 		w := ws[i]
 		switch {
-		case r.Verdict != "": // decided in one (no data)
+		case r.Verdict != "": // decided in one (no data, or not gated)
 		case fail[i]:
 			r.Verdict = Fail
 		case w.g+w.q*w.se < w.delta:
@@ -149,6 +182,15 @@ func Compare(inputs []Input, opt Options) *Comparison {
 			r.Verdict = Inconclusive
 			if w.g-w.q*w.se > w.delta {
 				r.Warnings = append(r.Warnings, "worse than the tolerance on its own, but not after Holm's correction across the gated metrics")
+			}
+		}
+		if r.Verdict == Inconclusive && w.se > 0 {
+			r.NeedK, r.NeedR = needed(w, r.K, r.R, opt.Alpha)
+			switch {
+			case r.NeedK > 0:
+				r.Warnings = append(r.Warnings, fmt.Sprintf("with this noise an unchanged candidate passes a %.3g%% tolerance 4 times in 5 only with %d baseline and %d candidate runs (now %d and %d)", 100*r.Tolerance, r.NeedK, r.NeedR, r.K, r.R))
+			case r.NeedR > r.R:
+				r.Warnings = append(r.Warnings, fmt.Sprintf("with this noise an unchanged candidate passes a %.3g%% tolerance 4 times in 5 only with %d candidate runs (now %d)", 100*r.Tolerance, r.NeedR, r.R))
 			}
 		}
 	}
@@ -172,6 +214,7 @@ func Overall(rs []Result) Verdict {
 
 type oneWork struct {
 	g, se, delta, q, df float64
+	between, wb, wc     float64 // run-to-run variance, and the mean within-run variance of each side (log scale)
 	exact               bool
 }
 
@@ -276,10 +319,12 @@ func one(in Input, opt Options, idx uint64) (Result, oneWork) {
 		for _, s := range append(append([]Sample{}, in.Baseline...), in.Candidate...) {
 			minN = min(minN, s.Total.N)
 		}
-		if float64(minN)*(1-p) < 10 || float64(minN)*p < 10 {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%s from as few as %d samples in a run: fewer than 10 lie beyond it", in.Stat, minN))
+		if need := SamplesFor(p); minN < need {
+			r.Verdict, r.P = NotGated, 1
+			r.Warnings = append(r.Warnings, fmt.Sprintf("not gated: a %s needs %d samples per run (%d beyond it), and a run has %d", in.Stat, need, TailSamples, minN))
 		}
 	}
+	w.between, w.wb, w.wc = between, wb, wc
 	w.se = math.Sqrt((between+wb)/float64(r.K) + (between+wc)/float64(r.R))
 	w.q = tQuantile(1-opt.Alpha, w.df)
 	// g is the worsening on the log scale, whatever the metric's direction.
@@ -373,4 +418,25 @@ func ErrorRate(baseline, candidate [][2]int, max float64) Result {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("candidate error rate %.2f%% is above the allowed %.2f%%", 100*r.Candidate, 100*max))
 	}
 	return r
+}
+
+// needed is how many runs an unchanged candidate needs to pass 4 times in
+// 5: the interval's upper end, (t(1−α) + z(0.8))·se above the true zero,
+// must stay below the tolerance. se² = (b+w_b)/K + (b+w_c)/R; when even
+// endless candidate runs leave (b+w_b)/K too large, K and R must both grow
+// to the smallest n (up to 1000) with (2b + w_b + w_c)/n within the room
+// that t(1−α, n−1) leaves.
+func needed(w oneWork, k, r int, alpha float64) (needK, needR int) {
+	z := distuv.UnitNormal.Quantile(0.8)
+	room := math.Pow(w.delta/(w.q+z), 2)
+	if rest := room - (w.between+w.wb)/float64(k); rest > 0 {
+		return 0, int(math.Ceil((w.between + w.wc) / rest))
+	}
+	for n := k + 1; n <= 1000; n++ {
+		room := math.Pow(w.delta/(tQuantile(1-alpha, float64(n-1))+z), 2)
+		if (2*w.between+w.wb+w.wc)/float64(n) <= room {
+			return n, max(n, r)
+		}
+	}
+	return 1000, 1000
 }

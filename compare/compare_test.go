@@ -84,3 +84,68 @@ func TestErrorRate(t *testing.T) {
 		t.Errorf("exactly at the limit: %s", r.Verdict)
 	}
 }
+
+// A quantile is gated only when every run holds TailSamples beyond it: a
+// p99 from 999 samples per run is shown, never gated (nor counted in
+// Holm's correction), and says how many it needs; from 1000 it is gated.
+func TestTooFewSamplesNotGated(t *testing.T) {
+	t.Parallel()
+	mk := func(r *rand.Rand, n int, scale float64) []Sample {
+		var out []Sample
+		for range 3 {
+			var ws []Hist
+			for range 5 {
+				xs := make([]float64, n/5)
+				for i := range xs {
+					xs[i] = scale * 100 * (1 + 0.3*r.Float64())
+				}
+				ws = append(ws, FromValues(xs))
+			}
+			out = append(out, Sample{Windows: ws, Total: Merge(ws...)})
+		}
+		return out
+	}
+	if SamplesFor(0.99) != 1000 || SamplesFor(0.5) != 20 || SamplesFor(0.9) != 100 {
+		t.Fatalf("SamplesFor: p99 %d, p50 %d, p90 %d", SamplesFor(0.99), SamplesFor(0.5), SamplesFor(0.9))
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	spec := Spec{Metric: "latency", Stat: "p99", Tolerance: 0.05}
+	small := Compare([]Input{{Spec: spec, Baseline: mk(r, 995, 1), Candidate: mk(r, 995, 1.5)}}, DefaultOptions)
+	res := small.Results[0]
+	if res.Verdict != NotGated || small.Verdict != Pass || !strings.Contains(strings.Join(res.Warnings, "; "), "needs 1000 samples per run") {
+		t.Errorf("995 samples per run: %s (overall %s), %q", res.Verdict, small.Verdict, res.Warnings)
+	}
+	big := Compare([]Input{{Spec: spec, Baseline: mk(r, 1000, 1), Candidate: mk(r, 1000, 1.5)}}, DefaultOptions)
+	if v := big.Results[0].Verdict; v != Fail {
+		t.Errorf("1000 samples per run, +50%%: %s", v)
+	}
+}
+
+// An inconclusive row says how many runs would let an unchanged
+// candidate pass, and the number it names does pass it.
+func TestInconclusiveSaysWhatItNeeds(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(5, 5))
+	spec := Spec{Metric: "latency", Stat: "p50", Tolerance: 0.02}
+	res := Compare([]Input{{Spec: spec, Baseline: runs(r, 3, 1), Candidate: runs(r, 2, 1)}}, DefaultOptions).Results[0]
+	if res.Verdict != Inconclusive || (res.NeedR <= res.R && res.NeedK == 0) {
+		t.Fatalf("3%% run noise at a 2%% tolerance: %s, need K %d R %d", res.Verdict, res.NeedK, res.NeedR)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "; "), "4 times in 5 only with") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+	k := max(res.NeedK, 3)
+	passed := 0
+	for trial := range 20 {
+		r := rand.New(rand.NewPCG(9, uint64(trial)))
+		opt := DefaultOptions
+		opt.Seed = uint64(trial)
+		if Compare([]Input{{Spec: spec, Baseline: runs(r, k, 1), Candidate: runs(r, res.NeedR, 1)}}, opt).Verdict == Pass {
+			passed++
+		}
+	}
+	t.Logf("K=3 R=2 at a 2%% tolerance: needs K %d R %d; with them an unchanged candidate passed %d of 20", res.NeedK, res.NeedR, passed)
+	if passed < 12 {
+		t.Errorf("with the %d baseline and %d candidate runs it named, an unchanged candidate passed %d of 20", k, res.NeedR, passed)
+	}
+}

@@ -17,14 +17,18 @@ import (
 // match the action's inputs and the profile flags: a scenario is a mapping
 // of profile flags.
 type Gate struct {
-	Server     Server           `yaml:"server"`
-	URL        string           `yaml:"url"`   // an already running server (instead of server)
-	Model      string           `yaml:"model"` // default model for every scenario
-	Scenarios  []map[string]any `yaml:"scenarios"`
-	Repeats    int              `yaml:"repeats"`
-	Seed       uint64           `yaml:"seed"`
-	Thresholds Thresholds       `yaml:"thresholds"`
-	Baseline   BaselineConfig   `yaml:"baseline"`
+	Server    Server           `yaml:"server"`
+	URL       string           `yaml:"url"`   // an already running server (instead of server)
+	Model     string           `yaml:"model"` // default model for every scenario
+	Scenarios []map[string]any `yaml:"scenarios"`
+	Repeats   int              `yaml:"repeats"`
+	// Warmup sends a short unmeasured run before the job's first measured
+	// one: a freshly started server pays for compilation, graph capture and
+	// connection set-up on its first requests.
+	Warmup     bool           `yaml:"warmup"`
+	Seed       uint64         `yaml:"seed"`
+	Thresholds Thresholds     `yaml:"thresholds"`
+	Baseline   BaselineConfig `yaml:"baseline"`
 }
 
 // Server says how to bring the target up: the built-in simulator, or a command.
@@ -78,6 +82,7 @@ type BaselineConfig struct {
 // DefaultGate holds the defaults.
 var DefaultGate = Gate{
 	Repeats:  3,
+	Warmup:   true,
 	Seed:     1,
 	Baseline: BaselineConfig{Store: "folder", Path: "baselines", Branch: "aiperf-baselines", Keep: 20},
 	Server:   Server{ReadyTimeout: 10 * time.Minute, TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond},

@@ -74,6 +74,10 @@ type Profile struct {
 
 	Seed    uint64 // --random-seed
 	SeedSet bool   // whether Seed was given; when not, one is drawn and stored
+	// Repeat is the gate's repeat index (1..R; 0 for a lone run): each
+	// repeat sends its own prompts, with the same lengths, arrivals and
+	// shape, so a server's prefix cache never serves one repeat from another.
+	Repeat int
 
 	RequestTimeoutSeconds float64 // --request-timeout-seconds
 	ArtifactDir           string  // --artifact-dir

@@ -125,7 +125,7 @@ func (g *gate) scenarioProfile(sc map[string]any, target string, i int) (*config
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("config %s: scenario %q: %v", g.opt.ConfigPath, name, err)
 	}
-	p.SeedSet = true
+	p.SeedSet, p.Repeat = true, i // each repeat its own prompts: none is served from the server's cache of another
 	p.NoteSet(fs)
 	p.ArtifactDir = filepath.Join(g.opt.ResultsDir, run.SafeName(name), fmt.Sprintf("run-%d", i))
 	if err := p.Validate(); err != nil {
@@ -134,10 +134,15 @@ func (g *gate) scenarioProfile(sc map[string]any, target string, i int) (*config
 	return &p, nil
 }
 
-// runScenarios profiles every scenario Repeats times.
+// runScenarios profiles every scenario Repeats times, after a warmup.
 func (g *gate) runScenarios(ctx context.Context, target string) ([]Scenario, error) {
 	var out []Scenario
-	for _, sc := range g.cfg.Scenarios {
+	for k, sc := range g.cfg.Scenarios {
+		if k == 0 && g.cfg.Warmup {
+			if err := g.warmup(ctx, sc, target); err != nil {
+				return nil, err
+			}
+		}
 		name := config.ScenarioName(sc)
 		gs := Scenario{Name: name}
 		for i := 1; i <= g.cfg.Repeats; i++ {
@@ -165,6 +170,34 @@ func (g *gate) runScenarios(ctx context.Context, target string) ([]Scenario, err
 		out = append(out, gs)
 	}
 	return out, nil
+}
+
+// warmup sends the first scenario's requests once, unmeasured, in a closed
+// loop at its concurrency: 2 per stream, at least 4. Its prompts are the
+// lone run's (repeat 0), which no measured repeat sends.
+func (g *gate) warmup(ctx context.Context, sc map[string]any, target string) error {
+	p, err := g.scenarioProfile(sc, target, 1)
+	if err != nil {
+		return err
+	}
+	p.Repeat = 0
+	p.RequestRate, p.FixedSchedule, p.BenchmarkDuration, p.WarmupRequestCount, p.WarmupDuration = 0, false, 0, 0, 0
+	p.RateRampDuration, p.ConcurrencyRampDuration, p.CancellationRate = 0, 0, 0
+	p.Concurrency = max(1, p.Concurrency)
+	p.ConcurrencySet, p.RequestCount, p.RequestCountSet = true, max(4, 2*p.Concurrency), true
+	p.MaxErrorRate, p.NoServerMetrics = 100, true
+	p.ArtifactDir = filepath.Join(filepath.Dir(p.ArtifactDir), "warmup") // beside the scenario's run-i folders
+	g.logf("aiperf-action gate: warmup, %d requests at concurrency %d (not measured; warmup: false in the config turns it off)", p.RequestCount, p.Concurrency)
+	res, err := run.Profile(ctx, p, run.Options{Cmdline: "aiperf-action gate (warmup)", Stderr: g.opt.Stderr})
+	switch {
+	case ctx.Err() != nil:
+		return errors.New("interrupted")
+	case res == nil:
+		return fmt.Errorf("warmup: %v", err)
+	}
+	c := res.Run.Counts
+	g.logf("aiperf-action gate: warmup done in %.1fs: %d requests, %d failed", res.Run.DurationS, c.Requests, c.FailedNotCancelled())
+	return nil
 }
 
 // judgeConfig is the config's thresholds over judge.Default.

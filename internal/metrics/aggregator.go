@@ -158,15 +158,27 @@ func (a *Aggregator) Add(r *record.Record) {
 	}
 	a.totalISL += int64(r.ISL)
 	a.totalOSL += int64(r.OSL)
-	grow := func(s *[]float64) {
+	grow := func(s *[]float64, w int) {
 		for len(*s) <= w {
 			*s = append(*s, 0)
 		}
 	}
-	grow(&a.winTokens)
-	grow(&a.winOK)
-	grow(&a.winGood)
-	a.winTokens[w] += float64(r.OSL)
+	grow(&a.winTokens, w)
+	grow(&a.winOK, w)
+	grow(&a.winGood, w)
+	// Tokens count in the window they arrived in (a stream's OSL spread
+	// evenly over its chunks), not all at the request's end: a closed loop
+	// whose requests end in bursts still streams tokens at a steady rate.
+	if n := len(r.Chunks); n > 0 && r.OSL > 0 && a.Window > 0 {
+		per := float64(r.OSL) / float64(n)
+		for _, t := range r.Chunks {
+			cw := int(max(t, 0) / int64(a.Window))
+			grow(&a.winTokens, cw)
+			a.winTokens[cw] += per
+		}
+	} else {
+		a.winTokens[w] += float64(r.OSL)
+	}
 	a.winOK[w]++
 	if Good(vals, a.SLOs) {
 		a.counts.Good++
@@ -281,20 +293,11 @@ func (a *Aggregator) Summary() *Summary {
 		s.Lag.Windows = nil
 	}
 	rate := func(unit string, total float64, per []float64) Metric {
-		r := &Rate{Unit: unit, WindowS: ws, Windows: make([]float64, len(per))}
+		r := &Rate{Unit: unit, WindowS: ws}
 		if s.DurationS > 0 {
 			r.Value = total / s.DurationS
 		}
-		for i, v := range per {
-			span := ws
-			// The last window ends at the last record, not at a window edge.
-			if i == len(per)-1 && ws > 0 {
-				span = float64(a.lastEnd)/1e9 - float64(i)*ws
-			}
-			if span > 0 {
-				r.Windows[i] = v / span
-			}
-		}
+		r.Windows = windowRates(per, ws, float64(a.lastEnd)/1e9)
 		return Metric{Rate: r}
 	}
 	if a.counts.OK > 0 {
@@ -336,4 +339,35 @@ func HistDist(unit, hdrUnit string, scale float64, h *hdr.Histogram) *Dist {
 	b, _ := h.Encode(hdr.V2CompressedEncodingCookieBase)
 	d.HDR = string(b)
 	return d
+}
+
+// windowRates turns per-window counts into rates. The last window ends at
+// the run's last record, not at a window edge; one shorter than half a
+// window is folded into the one before (its few events over a sliver of
+// time would make a wild rate), so every rate covers at least half a
+// window.
+func windowRates(per []float64, ws, endS float64) []float64 {
+	if len(per) == 0 || ws <= 0 {
+		return make([]float64, len(per))
+	}
+	n := len(per)
+	last := endS - float64(n-1)*ws // the last window's span
+	counts := append([]float64(nil), per...)
+	if n > 1 && last < ws/2 {
+		counts[n-2] += counts[n-1]
+		counts = counts[:n-1]
+		last += ws
+		n--
+	}
+	out := make([]float64, n)
+	for i, v := range counts {
+		span := ws
+		if i == n-1 {
+			span = last
+		}
+		if span > 0 {
+			out[i] = v / span
+		}
+	}
+	return out
 }

@@ -108,3 +108,48 @@ func TestAggregator(t *testing.T) {
 		t.Errorf("icl count %d p50 %v", icl.Count, icl.P50)
 	}
 }
+
+// A closed loop in lockstep ends its requests in bursts, but streams its
+// tokens steadily: token throughput per window is steady when tokens count
+// where they arrived, and a last sliver of a window is folded into the one
+// before instead of making a wild rate of its own.
+func TestTokenWindowsCreditArrivals(t *testing.T) {
+	t.Parallel()
+	const ms = int64(time.Millisecond)
+	a := NewAggregator(250*time.Millisecond, nil)
+	// 8 streams in lockstep: each request takes 175 ms (32 tokens, one per
+	// ~5.5 ms), all 8 end together, 20 rounds: 3.5 s.
+	for round := range 20 {
+		for s := range 8 {
+			sent := int64(round) * 175 * ms
+			r := record.Record{Streaming: true, Sent: sent, Due: sent, ISL: 8, OSL: 32, Index: round*8 + s}
+			for k := range 32 {
+				r.Chunks = append(r.Chunks, sent+int64(k+1)*175*ms/32)
+			}
+			r.FirstToken, r.End = r.Chunks[0], r.Chunks[31]
+			a.Add(&r)
+		}
+	}
+	w := a.Summary().Metrics[OutputTput].Rate.Windows
+	if len(w) != 14 {
+		t.Fatalf("%d windows over 3.5 s of 250 ms, want 14", len(w))
+	}
+	lo, hi := w[0], w[0]
+	for _, v := range w {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	// 8 streams × 32 tokens / 175 ms = 1463 tokens/s in every window.
+	if lo < 1400 || hi > 1530 {
+		t.Errorf("token windows from %.0f to %.0f tokens/s, want all near 1463: %v", lo, hi, w)
+	}
+
+	// Counts of 10, 10 and 1 over 2.05 s of 1 s windows: the last 50 ms
+	// joins the second window.
+	got := windowRates([]float64{10, 10, 1}, 1, 2.05)
+	if len(got) != 2 || got[0] != 10 || math.Abs(got[1]-11/1.05) > 1e-9 {
+		t.Errorf("folded windows %v, want [10 %.3f]", got, 11/1.05)
+	}
+	if got := windowRates([]float64{10, 6}, 1, 1.6); len(got) != 2 || math.Abs(got[1]-10) > 1e-9 {
+		t.Errorf("a last window of 0.6 s: %v, want it kept at 10/s", got)
+	}
+}

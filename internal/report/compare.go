@@ -33,11 +33,11 @@ func Compare(w io.Writer, format string, rep *judge.Report) error {
 
 // cells are one result's rendered columns.
 type cells struct {
-	name, base, cand, change, interval, mde, verdict string
+	name, base, cand, change, interval, tol, mde, verdict string
 }
 
 func rowCells(r compare.Result, unit string) cells {
-	c := cells{name: r.Name(), verdict: strings.ToUpper(string(r.Verdict))}
+	c := cells{name: r.Name(), verdict: strings.ToUpper(strings.ReplaceAll(string(r.Verdict), "-", " "))}
 	if r.Provisional {
 		c.verdict += " (provisional)"
 	}
@@ -53,6 +53,7 @@ func rowCells(r compare.Result, unit string) cells {
 	c.base, c.cand = num(r.Baseline), num(r.Candidate)
 	c.change = signedPct(r.Change)
 	c.interval = "[" + signedPct(r.Lo) + ", " + signedPct(r.Hi) + "]"
+	c.tol = fmt.Sprintf("%.3g%%", 100*r.Tolerance)
 	if r.MDE > 0 {
 		c.mde = fmt.Sprintf("%.1f%%", 100*r.MDE)
 	}
@@ -123,7 +124,7 @@ func notesOf(rep *judge.Report) []string {
 	return out
 }
 
-var verdictIcon = map[compare.Verdict]string{compare.Pass: "✅", compare.Fail: "❌", compare.Inconclusive: "⚠️"}
+var verdictIcon = map[compare.Verdict]string{compare.Pass: "✅", compare.Fail: "❌", compare.Inconclusive: "⚠️", compare.NotGated: "➖"}
 
 func compareMarkdown(w io.Writer, rep *judge.Report) {
 	fmt.Fprintf(w, "### %s Performance gate: **%s**\n\n", verdictIcon[rep.Verdict], strings.ToUpper(string(rep.Verdict)))

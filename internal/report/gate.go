@@ -54,11 +54,11 @@ func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 			candidateTable(&b, s)
 		} else {
 			fmt.Fprintf(&b, "Compared %d candidate run(s) with %s (%d run(s)).\n\n", len(s.Candidate), EscapeMarkdown(s.BaselineSource), len(s.Baseline))
-			b.WriteString("| metric | baseline | candidate | change | 90% interval | verdict |\n|---|---:|---:|---:|---|---|\n")
+			b.WriteString("| metric | baseline | candidate | change | 90% interval | tolerance | detects | verdict |\n|---|---:|---:|---:|---|---:|---:|---|\n")
 			for j, r := range s.Compare.Results {
 				c := rowCells(r, unitOf(s.Compare, j))
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s %s |\n", EscapeMarkdown(c.name), c.base, c.cand, c.change,
-					EscapeMarkdown(c.interval), verdictIcon[r.Verdict], EscapeMarkdown(c.verdict))
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s %s |\n", EscapeMarkdown(c.name), c.base, c.cand, c.change,
+					EscapeMarkdown(c.interval), EscapeMarkdown(c.tol), EscapeMarkdown(c.mde), verdictIcon[r.Verdict], EscapeMarkdown(c.verdict))
 			}
 			b.WriteString("\n")
 		}

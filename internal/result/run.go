@@ -24,11 +24,15 @@ const Schema = "aiperf-action/run/v1"
 
 // Run is run.json.
 type Run struct {
-	Schema      string                    `json:"schema"`
-	Tool        Tool                      `json:"tool"`
-	Scenario    string                    `json:"scenario"`
-	ProfileHash string                    `json:"profile_hash"`
-	Seed        uint64                    `json:"seed"`
+	Schema      string `json:"schema"`
+	Tool        Tool   `json:"tool"`
+	Scenario    string `json:"scenario"`
+	ProfileHash string `json:"profile_hash"`
+	Seed        uint64 `json:"seed"`
+	// The gate's repeat index (0: a lone run) and the seed of its prompts'
+	// words: every repeat sends its own prompts (schedule.PayloadSeed).
+	Repeat      int                       `json:"repeat,omitempty"`
+	PayloadSeed uint64                    `json:"payload_seed"`
 	StartedAt   string                    `json:"started_at"`
 	DurationS   float64                   `json:"duration_s"`
 	Target      Target                    `json:"target"`

@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 // seed; every other value is masked to its JSON type, so the golden file
 // holds the contract (every field's name, nesting and type) and the
 // deterministic part of its content, and not the timings.
-var kept = []string{"schema", "tool.name", "scenario", "seed", "target.model", "target.endpoint_type", "target.streaming",
+var kept = []string{"schema", "tool.name", "scenario", "seed", "payload_seed", "target.model", "target.endpoint_type", "target.streaming",
 	"load.", "counts.", "was_cancelled", "tool_health.workers", "tool_health.slot_waits", "tool_health.conn_retries",
 	"tool_health.stamps.source", "tool_health.integrity_problems"}
 

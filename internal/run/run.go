@@ -267,6 +267,8 @@ func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted boo
 		Scenario:    filepath.Base(r.dir),
 		ProfileHash: r.plan.Hash(p),
 		Seed:        p.Seed,
+		Repeat:      p.Repeat,
+		PayloadSeed: schedule.PayloadSeed(p.Seed, p.Repeat),
 		DurationS:   sum.DurationS,
 		Target:      result.Target{URL: r.target, Model: p.Model, EndpointType: p.EndpointType, Streaming: p.Streaming},
 		Load:        loadOf(p, prof),

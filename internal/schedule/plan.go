@@ -153,7 +153,7 @@ func (b *builder) warmup(seed uint64) (*Phase, error) {
 	} else if n == 0 {
 		ph.Cycle, n = true, p.NumDatasetEntries
 	}
-	prompts := dataset.Synthetic(n, b.lengths(), Stream(seed, StreamLengths), Stream(seed, StreamPayloads))
+	prompts := dataset.Synthetic(n, b.lengths(), Stream(seed, StreamLengths), Stream(PayloadSeed(seed, b.p.Repeat), StreamPayloads))
 	return ph, b.fill(ph, prompts, dues, Stream(seed, StreamIDs))
 }
 
@@ -162,7 +162,7 @@ func (b *builder) profiling(seed uint64) (*Phase, error) {
 	ph := &Phase{Name: PhaseProfiling, Seed: seed, Ceiling: p.Ceiling(), ConcRampNs: seconds(p.ConcurrencyRampDuration),
 		DurationNs: seconds(p.BenchmarkDuration), GraceNs: seconds(p.GracePeriod),
 		CancelPct: p.CancellationRate, CancelDelay: seconds(p.CancellationDelay)}
-	lengths, words := Stream(seed, StreamLengths), Stream(seed, StreamPayloads)
+	lengths, words := Stream(seed, StreamLengths), Stream(PayloadSeed(seed, p.Repeat), StreamPayloads)
 	var file []dataset.Line
 	if p.InputFile != "" {
 		var err error
@@ -322,13 +322,29 @@ func (pl *Plan) InputsJSON() ([]byte, error) {
 // whole plan (every phase's parameters and entries). What doesn't change the
 // load (URL, headers, worker count, artifact folder) is left out, so a run
 // against a new server build stays comparable with its baseline.
+//
+// A gate repeat (p.Repeat > 0) is hashed as the lone run's plan (repeat 0)
+// marked "payloads per repeat": every repeat of a profile has one hash,
+// whatever its own prompts, and it differs from the hash of runs that sent
+// the same prompts each time (those were served from the server's cache).
 func (pl *Plan) Hash(p *config.Profile) string {
+	if p.Repeat != 0 {
+		q := *p
+		q.Repeat = 0
+		if canon, err := Build(&q, pl.Seed); err == nil {
+			pl = canon
+		}
+	}
 	h := sha256.New()
 	norm := struct {
 		Model        string `json:"model"`
 		EndpointType string `json:"endpoint_type"`
 		Streaming    bool   `json:"streaming"`
-	}{p.Model, p.EndpointType, p.Streaming}
+		Payloads     string `json:"payloads,omitempty"`
+	}{p.Model, p.EndpointType, p.Streaming, ""}
+	if p.Repeat != 0 {
+		norm.Payloads = "per-repeat"
+	}
 	enc := json.NewEncoder(h)
 	enc.Encode(norm)
 	enc.Encode(pl)

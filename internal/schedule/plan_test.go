@@ -148,3 +148,62 @@ func TestDurationClosedLoopCycles(t *testing.T) {
 		t.Fatalf("phase %+v", ph)
 	}
 }
+
+// Each gate repeat sends its own prompts, so no repeat is served from the
+// server's prefix cache of another, with the same lengths, ids and schedule
+// as every other repeat, and one profile_hash across the repeats; repeat r
+// is the same in every job (the baseline's repeat r sent the same).
+func TestRepeatsSendTheirOwnPrompts(t *testing.T) {
+	t.Parallel()
+	p := profile()
+	p.WarmupRequestCount = 3
+	lone, _ := Build(p, 7)
+	plans := map[int]*Plan{}
+	for r := 1; r <= 3; r++ {
+		q := *p
+		q.Repeat = r
+		pl, err := Build(&q, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans[r] = pl
+		if pl.Hash(&q) != plans[1].Hash(&q) {
+			t.Errorf("repeat %d: a hash of its own", r)
+		}
+		if pl.Hash(&q) == lone.Hash(p) {
+			t.Errorf("repeat %d has the hash of runs that send the same prompts each time", r)
+		}
+		again, _ := Build(&q, 7)
+		a, _ := pl.InputsJSON()
+		b, _ := again.InputsJSON()
+		if !bytes.Equal(a, b) {
+			t.Errorf("repeat %d is not the same plan in every job", r)
+		}
+	}
+	firsts := map[string]int{}
+	for r, pl := range plans {
+		for k, ph := range pl.Phases {
+			for i, e := range ph.Entries {
+				le := lone.Phases[k].Entries[i]
+				if e.ISL != le.ISL || e.MaxTokens != le.MaxTokens || e.DueNs != le.DueNs || e.SessionID != le.SessionID {
+					t.Fatalf("repeat %d entry %d: shape %+v, lone run %+v", r, i, e, le)
+				}
+				if bytes.Equal(e.Body, le.Body) {
+					t.Fatalf("repeat %d entry %d sends the lone run's prompt", r, i)
+				}
+				var body struct {
+					Messages []struct{ Content string } `json:"messages"`
+				}
+				json.Unmarshal(e.Body, &body)
+				words := body.Messages[0].Content
+				if len(words) > 24 {
+					words = words[:24]
+				}
+				if prev, ok := firsts[words]; ok && prev != r {
+					t.Fatalf("repeats %d and %d share a prompt prefix %q", prev, r, words)
+				}
+				firsts[words] = r
+			}
+		}
+	}
+}

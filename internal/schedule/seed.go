@@ -12,6 +12,7 @@ const (
 	StreamCancellations            // which requests are cancelled: request i is its own source
 	StreamIDs                      // request ids, drawn in request order
 	StreamWarmup                   // the warmup phase's root, from which it draws its own streams
+	StreamRepeats                  // each repeat's payload root: repeat r is its own source
 )
 
 // The one recipe, from (root seed, stream, index) to a PCG source, kept in
@@ -41,6 +42,16 @@ func Stream(root uint64, stream uint64) *rand.Rand {
 // worker, in any order.
 func Source(root uint64, stream uint64, index uint64) *rand.PCG {
 	return rand.NewPCG(Root(root, stream), index)
+}
+
+// PayloadSeed is the root of repeat r's prompt words: root itself for a
+// lone run (r = 0, the plans every earlier version made), else a draw of
+// its own, so repeats share lengths, arrivals and ids but no prompt.
+func PayloadSeed(root uint64, repeat int) uint64 {
+	if repeat == 0 {
+		return root
+	}
+	return rand.New(Source(root, StreamRepeats, uint64(repeat))).Uint64()
 }
 
 // Root derives a stream's own root seed.
