@@ -6,14 +6,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/action"
 	"github.com/aiperf-action/aiperf-action/internal/ghfake"
+	"github.com/aiperf-action/aiperf-action/internal/sim"
 )
 
 const testToken = "ghs_SECRETtoken1234567890"
@@ -334,5 +337,34 @@ func TestGateServerCommand(t *testing.T) {
 	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
 		c.Close()
 		t.Fatal("the server is still listening after the gate")
+	}
+}
+
+// With cache-reset: vllm the gate clears the server's prefix cache before
+// each measured run, and a server that refuses the reset stops the gate
+// before it measures anything.
+func TestGateCacheReset(t *testing.T) {
+	var resets atomic.Int32
+	s := sim.New(sim.DefaultConfig)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /reset_prefix_cache", func(w http.ResponseWriter, r *http.Request) { resets.Add(1) })
+	mux.Handle("/", s)
+	url := serveHandler(t, mux)
+	dir := t.TempDir()
+	cfg := tinyConfig(t, dir, "1ms")
+	b, _ := os.ReadFile(cfg)
+	b = bytes.Replace(b, []byte("server:\n  simulator: true\n  ttft: 1ms\n  itl: 1ms\n"), []byte("url: "+url+"\ncache-reset: vllm\n"), 1)
+	os.WriteFile(cfg, b, 0o644)
+	var out, errb bytes.Buffer
+	code := Gate(context.Background(), []string{"--config", cfg, "--results-dir", filepath.Join(dir, "r")},
+		GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+	if code != 0 || resets.Load() != 2 {
+		t.Fatalf("exit %d, %d resets for 2 repeats\n%s\n%s", code, resets.Load(), out.String(), errb.String())
+	}
+	errb.Reset()
+	code = Gate(context.Background(), []string{"--config", cfg, "--results-dir", filepath.Join(dir, "r2"), "--cache-reset", "sglang"},
+		GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+	if code != ExitError || !strings.Contains(errb.String(), "cache-reset sglang: POST "+url+"/flush_cache answered 404") {
+		t.Fatalf("a refused reset: exit %d: %s", code, errb.String())
 	}
 }

@@ -25,7 +25,12 @@ type Gate struct {
 	// Warmup sends a short unmeasured run before the job's first measured
 	// one: a freshly started server pays for compilation, graph capture and
 	// connection set-up on its first requests.
-	Warmup     bool           `yaml:"warmup"`
+	Warmup bool `yaml:"warmup"`
+	// CacheReset clears the server's prefix cache before each measured run:
+	// vllm (POST /reset_prefix_cache), sglang (POST /flush_cache), or
+	// llama.cpp (every request sends cache_prompt: false). Empty or none:
+	// the repeats' own prompts are the only hygiene.
+	CacheReset string         `yaml:"cache-reset"`
 	Seed       uint64         `yaml:"seed"`
 	Thresholds Thresholds     `yaml:"thresholds"`
 	Baseline   BaselineConfig `yaml:"baseline"`
@@ -88,6 +93,13 @@ var DefaultGate = Gate{
 	Server:   Server{ReadyTimeout: 10 * time.Minute, TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond},
 }
 
+// Cache resets.
+const (
+	CacheResetVLLM   = "vllm"
+	CacheResetSGLang = "sglang"
+	CacheResetLlama  = "llama.cpp"
+)
+
 // LoadGate reads a gate config file over the defaults. Unknown keys are
 // errors that name the file and line.
 func LoadGate(path string) (*Gate, error) {
@@ -144,6 +156,11 @@ func (g *Gate) Validate() error {
 	case "folder", "branch":
 	default:
 		bad("baseline.store %q: want folder or branch", g.Baseline.Store)
+	}
+	switch g.CacheReset {
+	case "", "none", CacheResetVLLM, CacheResetSGLang, CacheResetLlama:
+	default:
+		bad("cache-reset %q: want vllm, sglang, llama.cpp or none", g.CacheReset)
 	}
 	if g.Baseline.Keep < 1 {
 		bad("baseline.keep %d: must be at least 1", g.Baseline.Keep)

@@ -43,7 +43,7 @@ func (g *Gate) Override(input func(name string) string) error {
 		}
 		g.Repeats = n
 	}
-	for name, dst := range map[string]*string{"baseline-store": &g.Baseline.Store, "baseline-path": &g.Baseline.Path,
+	for name, dst := range map[string]*string{"cache-reset": &g.CacheReset, "baseline-store": &g.Baseline.Store, "baseline-path": &g.Baseline.Path,
 		"baseline-branch": &g.Baseline.Branch, "max-regression": &g.Thresholds.MaxRegression} {
 		if v := input(name); v != "" {
 			*dst = v

@@ -127,6 +127,9 @@ func (g *gate) scenarioProfile(sc map[string]any, target string, i int) (*config
 	}
 	p.SeedSet, p.Repeat = true, i // each repeat its own prompts: none is served from the server's cache of another
 	p.NoteSet(fs)
+	if g.cfg.CacheReset == config.CacheResetLlama {
+		p.ExtraInputs = append(p.ExtraInputs, "cache_prompt:false")
+	}
 	p.ArtifactDir = filepath.Join(g.opt.ResultsDir, run.SafeName(name), fmt.Sprintf("run-%d", i))
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("config %s: scenario %q:\n  %s", g.opt.ConfigPath, name, strings.ReplaceAll(err.Error(), "\n", "\n  "))
@@ -148,6 +151,9 @@ func (g *gate) runScenarios(ctx context.Context, target string) ([]Scenario, err
 		for i := 1; i <= g.cfg.Repeats; i++ {
 			p, err := g.scenarioProfile(sc, target, i)
 			if err != nil {
+				return nil, err
+			}
+			if err := g.resetCache(ctx, target); err != nil {
 				return nil, err
 			}
 			g.logf("aiperf-action gate: scenario %s, run %d of %d", name, i, g.cfg.Repeats)

@@ -31,6 +31,7 @@ var Inputs = []Input{
 	{"baseline-path", "", "baseline folder, or the folder inside the baseline branch"},
 	{"baseline-branch", "", "baseline branch for the branch store"},
 	{"max-regression", "", "default tolerance, e.g. 5%"},
+	{"cache-reset", "", "vllm | sglang | llama.cpp: clear the server's prefix cache before each measured run"},
 	{"mode", "gate", "gate | run | comment | refresh"},
 	{"comment", "always", "always | on-change | never"},
 	{"fail-on-inconclusive", "", "true: an inconclusive verdict fails the gate"},

@@ -92,6 +92,7 @@ type ToolHealth struct {
 	GCPauseMs     float64        `json:"gc_pause_ms"`              // total GC pause across workers
 	ConnRetries   int            `json:"conn_retries"`             // requests resent after the server closed a kept-alive connection
 	Stamps        *Stamps        `json:"stamps,omitempty"`         // how response reads were timed
+	PromptCache   *PromptCache   `json:"prompt_cache,omitempty"`   // the server's prefix-cache hits over the run, where its /metrics count them
 	Workers       int            `json:"workers"`
 	WorkerPIDs    map[int]int    `json:"worker_pids,omitempty"`
 	Records       map[int]uint64 `json:"records_by_worker"`
@@ -108,6 +109,15 @@ type Stamps struct {
 	Source string `json:"source"` // "kernel", "read" or "mixed" (record.Stamps.Source)
 	record.Stamps
 	ReadDelayMs *metrics.Dist `json:"read_delay_ms,omitempty"` // kernel receive → read return, over kernel-stamped reads
+}
+
+// PromptCache is how many of a run's prompt tokens the server served from
+// its prefix cache, from its /metrics counters' increase over the run.
+type PromptCache struct {
+	Source         string  `json:"source"` // which counters, e.g. "llama.cpp /metrics"
+	CachedTokens   float64 `json:"cached_tokens"`
+	PromptTokens   float64 `json:"prompt_tokens"`
+	CachedFraction float64 `json:"cached_fraction"`
 }
 
 // WorkerCPU is one worker process's CPU use: user + system seconds over its
