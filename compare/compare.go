@@ -87,6 +87,9 @@ type Sample struct {
 	Windows []Hist
 	Value   float64
 	Rates   []float64
+	// Job names the CI job (one machine, one server start) the run came
+	// from; runs of one job share its noise. Empty: a job of its own.
+	Job string
 }
 
 // Input is one statistic to compare.
@@ -98,16 +101,19 @@ type Input struct {
 
 // Options tune the comparison.
 type Options struct {
-	Alpha      float64   // one-sided level of each test; the interval is 1−2α
-	NoiseFloor float64   // relative run-to-run noise assumed when K = 1
-	Seed       uint64    // bootstrap seed
-	Resamples  int       // bootstrap resamples per run
-	Estimator  Estimator // quantile estimator
+	Alpha      float64 // one-sided level of each test; the interval is 1−2α
+	NoiseFloor float64 // relative run-to-run noise assumed when K = 1
+	// JobNoiseFloor is the relative job-to-job noise assumed, at least,
+	// when the baseline's runs come from fewer than 3 jobs.
+	JobNoiseFloor float64
+	Seed          uint64    // bootstrap seed
+	Resamples     int       // bootstrap resamples per run
+	Estimator     Estimator // quantile estimator
 }
 
 // DefaultOptions: α = 5%, a 5% noise floor for a single baseline run,
 // Harrell–Davis point estimates and 200 bootstrap resamples per run.
-var DefaultOptions = Options{Alpha: 0.05, NoiseFloor: 0.05, Seed: 1, Resamples: 200, Estimator: HarrellDavis}
+var DefaultOptions = Options{Alpha: 0.05, NoiseFloor: 0.05, JobNoiseFloor: 0.02, Seed: 1, Resamples: 200, Estimator: HarrellDavis}
 
 // Result is the comparison of one statistic.
 type Result struct {
@@ -127,9 +133,18 @@ type Result struct {
 	// noise, when K and R are not enough: NeedR candidate runs, or, when no
 	// number of candidate runs will do against these K baseline runs, NeedK
 	// baseline runs and as many candidate runs. 0: enough already.
-	NeedR    int      `json:"need_r,omitempty"`
-	NeedK    int      `json:"need_k,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	NeedR int `json:"need_r,omitempty"`
+	NeedK int `json:"need_k,omitempty"`
+	// Jobs is how many jobs the baseline's runs came from, when runs came
+	// in jobs; JobNoise and RunNoise are the relative job-to-job and
+	// run-to-run noise estimated from them. NeedTolerance: the tolerance an
+	// unchanged candidate from one job would pass 4 times in 5, when no
+	// number of runs in that job can reach the one asked for.
+	Jobs          int      `json:"jobs,omitempty"`
+	JobNoise      float64  `json:"job_noise,omitempty"`
+	RunNoise      float64  `json:"run_noise,omitempty"`
+	NeedTolerance float64  `json:"need_tolerance,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
 }
 
 // Comparison is every result and the overall verdict: FAIL if any failed,
@@ -184,7 +199,12 @@ func Compare(inputs []Input, opt Options) *Comparison {
 				r.Warnings = append(r.Warnings, "worse than the tolerance on its own, but not after Holm's correction across the gated metrics")
 			}
 		}
-		if r.Verdict == Inconclusive && w.se > 0 {
+		if r.Verdict == Inconclusive && w.se > 0 && w.jobs != nil {
+			if tol := w.jobs.reachable(w); tol > r.Tolerance {
+				r.NeedTolerance = tol
+				r.Warnings = append(r.Warnings, fmt.Sprintf("its candidate runs share one job, and this job-to-job noise lets an unchanged candidate pass 4 times in 5 only at a %.3g%% tolerance (asked: %.3g%%): more runs in one job cannot reach it", 100*tol, 100*r.Tolerance))
+			}
+		} else if r.Verdict == Inconclusive && w.se > 0 {
 			r.NeedK, r.NeedR = needed(w, r.K, r.R, opt.Alpha)
 			switch {
 			case r.NeedK > 0:
@@ -216,6 +236,7 @@ type oneWork struct {
 	g, se, delta, q, df float64
 	between, wb, wc     float64 // run-to-run variance, and the mean within-run variance of each side (log scale)
 	exact               bool
+	jobs                *jobFit // runs came in jobs
 }
 
 // one computes everything but the Holm-corrected verdict.
@@ -326,6 +347,19 @@ func one(in Input, opt Options, idx uint64) (Result, oneWork) {
 	}
 	w.between, w.wb, w.wc = between, wb, wc
 	w.se = math.Sqrt((between+wb)/float64(r.K) + (between+wc)/float64(r.R))
+	if jb, jc := jobsOf(in.Baseline), jobsOf(in.Candidate); len(jb) < r.K || len(jc) < r.R {
+		// Runs came in jobs: the runs of one job share its noise, so the
+		// job-to-job noise is not averaged away by more runs in a job.
+		f := fitJobs(yb, jb, jc, wb, wc, opt.JobNoiseFloor)
+		w.jobs, w.se, w.df = f, math.Sqrt(f.vb+f.vc), f.df
+		r.Jobs, r.JobNoise, r.RunNoise = len(jb), math.Sqrt(f.job), math.Sqrt(f.run)
+		r.Provisional = r.Provisional || f.floored
+		if f.floored {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("provisional: the baseline's runs come from %d job(s), too few to measure job-to-job noise, so at least %.3g%% is assumed", len(jb), 100*opt.JobNoiseFloor))
+		} else {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("runs come in jobs: %.2g%% job-to-job and %.2g%% run-to-run noise, from the baseline's %d jobs", 100*r.JobNoise, 100*r.RunNoise, len(jb)))
+		}
+	}
 	w.q = tQuantile(1-opt.Alpha, w.df)
 	// g is the worsening on the log scale, whatever the metric's direction.
 	w.g = d
@@ -439,4 +473,115 @@ func needed(w oneWork, k, r int, alpha float64) (needK, needR int) {
 		}
 	}
 	return 1000, 1000
+}
+
+// jobsOf groups the runs' indices by job, in order of first appearance; a
+// run without a job is a job of its own.
+func jobsOf(ss []Sample) [][]int {
+	idx := map[string]int{}
+	var out [][]int
+	for i, s := range ss {
+		key := s.Job
+		if key == "" {
+			key = fmt.Sprintf("\x00run %d", i)
+		}
+		j, ok := idx[key]
+		if !ok {
+			j = len(out)
+			idx[key] = j
+			out = append(out, nil)
+		}
+		out[j] = append(out[j], i)
+	}
+	return out
+}
+
+// jobFit is the two-level noise model: log y = μ + job + run + within.
+type jobFit struct {
+	job, run float64 // variance components (log scale)
+	vb, vc   float64 // variances of the baseline's and the candidate's mean
+	df       float64 // Satterthwaite's degrees of freedom for se² = vb + vc
+	floored  bool    // too few jobs: the job variance is the floor's
+	sc       float64 // Σm_j²/R² of the candidate: how much of the job variance its mean keeps
+}
+
+// fitJobs estimates the job-to-job and run-to-run variances from the
+// baseline's runs by one-way random-effects ANOVA (method of moments,
+// truncated at zero), and the variances of both sides' means. With fewer
+// than 3 baseline jobs the job variance is at least floor² (relative).
+func fitJobs(yb []float64, jb, jc [][]int, wb, wc, floor float64) *jobFit {
+	k, nj := float64(len(yb)), float64(len(jb))
+	grand := mean(yb)
+	var ssw, ssb, sumN2 float64
+	for _, ix := range jb {
+		m := 0.0
+		for _, i := range ix {
+			m += yb[i]
+		}
+		m /= float64(len(ix))
+		for _, i := range ix {
+			ssw += (yb[i] - m) * (yb[i] - m)
+		}
+		n := float64(len(ix))
+		ssb += n * (m - grand) * (m - grand)
+		sumN2 += n * n
+	}
+	f := &jobFit{}
+	dfw, dfb := k-nj, nj-1
+	msw := 0.0
+	if dfw > 0 {
+		msw = ssw / dfw
+		f.run = math.Max(msw-wb, 0)
+	}
+	switch {
+	case dfb > 0 && dfw > 0:
+		n0 := (k - sumN2/k) / dfb
+		f.job = math.Max((ssb/dfb-msw)/n0, 0)
+	case dfb > 0: // one run per job: job and run noise cannot be told apart; all of it is the job's
+		f.job = math.Max(ssb/dfb-wb, 0)
+	}
+	if nj < 3 {
+		if fl := math.Pow(math.Log1p(floor), 2); f.job < fl {
+			f.job, f.floored = fl, true
+		}
+	}
+	sb := sumN2 / (k * k)
+	var sumM2, r float64
+	for _, ix := range jc {
+		m := float64(len(ix))
+		sumM2 += m * m
+		r += m
+	}
+	f.sc = sumM2 / (r * r)
+	jobPart := f.job * (sb + f.sc)
+	runPart := (f.run+wb)/k + (f.run+wc)/r
+	f.vb = f.job*sb + (f.run+wb)/k
+	f.vc = f.job*f.sc + (f.run+wc)/r
+	dfJob, dfRun := math.Inf(1), math.Inf(1)
+	if !f.floored && dfb > 0 {
+		dfJob = dfb
+	}
+	if dfw > 0 {
+		dfRun = dfw
+	}
+	den := 0.0
+	if jobPart > 0 {
+		den += jobPart * jobPart / dfJob
+	}
+	if runPart > 0 {
+		den += runPart * runPart / dfRun
+	}
+	f.df = math.Inf(1)
+	if den > 0 {
+		f.df = math.Max((jobPart+runPart)*(jobPart+runPart)/den, 1)
+	}
+	return f
+}
+
+// reachable is the smallest tolerance an unchanged candidate of one job
+// passes 4 times in 5 however many runs that job makes: the candidate
+// job's own noise, and the baseline's mean as it is, stay.
+func (f *jobFit) reachable(w oneWork) float64 {
+	z := distuv.UnitNormal.Quantile(0.8)
+	return math.Expm1((w.q + z) * math.Sqrt(f.vb+f.job*f.sc))
 }

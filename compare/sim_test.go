@@ -22,6 +22,13 @@ type simCfg struct {
 	K, R   int
 	change string  // "", "tail", "shift"
 	size   float64 // +0.2 = 20% worse; negative is an improvement
+	// Job-level noise: with perJob > 0 the baseline's runs come perJob to a
+	// job and the candidate's R runs from one job; each job shifts its runs
+	// by its own factor (jobNoise, lognormal) and each run by runNoise.
+	// perJob 0: independent runs with simRunNoise, as before.
+	perJob             int
+	jobNoise, runNoise float64
+	unlabeled          bool // the runs don't say their job: the one-level model, as before jobs
 }
 
 const (
@@ -48,7 +55,12 @@ func hdrRound(ms float64) float64 {
 }
 
 func simRun(r *rand.Rand, change string, size float64) Sample {
-	run := math.Exp(simRunNoise * r.NormFloat64())
+	return simJobRun(r, change, size, 1, simRunNoise)
+}
+
+// simJobRun is simRun with its job's factor and its own run noise.
+func simJobRun(r *rand.Rand, change string, size, job, runNoise float64) Sample {
+	run := job * math.Exp(runNoise*r.NormFloat64())
 	e := simWinNoise * r.NormFloat64()
 	var s Sample
 	xs := make([]float64, simPerWindow)
@@ -76,9 +88,37 @@ func simRun(r *rand.Rand, change string, size float64) Sample {
 // simFailRate runs trials comparisons and returns the fraction that FAILed
 // overall (gating p50 and p99 at a 5% tolerance).
 func simFailRate(cfg simCfg, trials int, seed uint64) float64 {
+	fail, _ := simRates(cfg, trials, seed)
+	return fail
+}
+
+// simRuns draws one side's runs: K independent ones, or perJob to a job.
+func simRuns(r *rand.Rand, cfg simCfg, n int, side, change string, size float64) []Sample {
+	var out []Sample
+	job := 1.0
+	for k := 0; k < n; k++ {
+		if cfg.perJob == 0 {
+			out = append(out, simRun(r, change, size))
+			continue
+		}
+		if k%cfg.perJob == 0 {
+			job = math.Exp(cfg.jobNoise * r.NormFloat64())
+		}
+		s := simJobRun(r, change, size, job, cfg.runNoise)
+		if !cfg.unlabeled {
+			s.Job = fmt.Sprintf("%s-%d", side, k/cfg.perJob)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// simRates runs trials comparisons and returns the fractions that FAILed
+// and that PASSed overall (gating p50 and p99 at a 5% tolerance).
+func simRates(cfg simCfg, trials int, seed uint64) (fail, pass float64) {
 	opt := DefaultOptions
 	opt.Resamples = 100
-	var failed int
+	var failed, passed int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -88,24 +128,27 @@ func simFailRate(cfg simCfg, trials int, seed uint64) float64 {
 			defer wg.Done()
 			for t := range next {
 				r := rand.New(rand.NewPCG(seed, uint64(t)))
-				var base, cand []Sample
-				for k := 0; k < cfg.K; k++ {
-					base = append(base, simRun(r, "", 0))
+				base := simRuns(r, cfg, cfg.K, "base", "", 0)
+				candCfg := cfg
+				if cfg.perJob > 0 {
+					candCfg.perJob = cfg.R // the candidate's runs are one job
 				}
-				for k := 0; k < cfg.R; k++ {
-					cand = append(cand, simRun(r, cfg.change, cfg.size))
-				}
+				cand := simRuns(r, candCfg, cfg.R, "cand", cfg.change, cfg.size)
 				var in []Input
 				for _, stat := range []string{"p50", "p99"} {
 					in = append(in, Input{Spec: Spec{Metric: "latency", Stat: stat, Tolerance: 0.05}, Baseline: base, Candidate: cand})
 				}
 				opt := opt
 				opt.Seed = uint64(t)
-				if Compare(in, opt).Verdict == Fail {
-					mu.Lock()
+				v := Compare(in, opt).Verdict
+				mu.Lock()
+				switch v {
+				case Fail:
 					failed++
-					mu.Unlock()
+				case Pass:
+					passed++
 				}
+				mu.Unlock()
 			}
 		}()
 	}
@@ -114,7 +157,7 @@ func simFailRate(cfg simCfg, trials int, seed uint64) float64 {
 	}
 	close(next)
 	wg.Wait()
-	return float64(failed) / float64(trials)
+	return float64(failed) / float64(trials), float64(passed) / float64(trials)
 }
 
 func TestSimulatedGate(t *testing.T) {
@@ -130,13 +173,43 @@ func TestSimulatedGate(t *testing.T) {
 			t.Errorf("%s: fail rate %.3f, want %s", name, rate, want)
 		}
 	}
-	check("A/A", simCfg{10, 3, "", 0}, 500, func(r float64) bool { return r <= 0.01 }, "≤ 0.01")
-	check("+20% p99 (tail) regression", simCfg{10, 3, "tail", 0.2}, 150, func(r float64) bool { return r >= 0.9 }, "≥ 0.90")
-	check("+20% whole-distribution shift", simCfg{10, 3, "shift", 0.2}, 150, func(r float64) bool { return r >= 0.9 }, "≥ 0.90")
+	check("A/A", simCfg{K: 10, R: 3, change: "", size: 0}, 500, func(r float64) bool { return r <= 0.01 }, "≤ 0.01")
+	check("+20% p99 (tail) regression", simCfg{K: 10, R: 3, change: "tail", size: 0.2}, 150, func(r float64) bool { return r >= 0.9 }, "≥ 0.90")
+	check("+20% whole-distribution shift", simCfg{K: 10, R: 3, change: "shift", size: 0.2}, 150, func(r float64) bool { return r >= 0.9 }, "≥ 0.90")
 	for _, kr := range [][2]int{{1, 1}, {10, 3}} {
-		check("−20% shift (improvement)", simCfg{kr[0], kr[1], "shift", -0.2}, 150, func(r float64) bool { return r == 0 }, "0")
-		check("−20% tail (improvement)", simCfg{kr[0], kr[1], "tail", -0.2}, 150, func(r float64) bool { return r == 0 }, "0")
+		check("−20% shift (improvement)", simCfg{K: kr[0], R: kr[1], change: "shift", size: -0.2}, 150, func(r float64) bool { return r == 0 }, "0")
+		check("−20% tail (improvement)", simCfg{K: kr[0], R: kr[1], change: "tail", size: -0.2}, 150, func(r float64) bool { return r == 0 }, "0")
 	}
+}
+
+// Runs come in jobs (3% job-to-job noise, 1% run-to-run; the baseline's 10
+// runs stored 3 to a job, the candidate's 3 runs one job): a model with
+// the job in it keeps false alarms and a PASS at the tolerance rare, which
+// the one-level model did not (it treated one job's runs as independent).
+func TestSimulatedGateJobs(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("simulation")
+	}
+	jobs := func(change string, size float64, unlabeled bool) simCfg {
+		return simCfg{K: 10, R: 3, change: change, size: size, perJob: 3, jobNoise: 0.03, runNoise: 0.01, unlabeled: unlabeled}
+	}
+	check := func(name string, cfg simCfg, trials int, ok func(fail, pass float64) bool, want string) {
+		t.Helper()
+		fail, pass := simRates(cfg, trials, 17)
+		t.Logf("%-40s fail %.3f, pass %.3f over %d trials", name, fail, pass, trials)
+		if !ok(fail, pass) {
+			t.Errorf("%s: fail %.3f, pass %.3f; want %s", name, fail, pass, want)
+		}
+	}
+	check("A/A", jobs("", 0, false), 300, func(f, _ float64) bool { return f <= 0.01 }, "fail ≤ 0.01")
+	check("+5% shift (at the tolerance)", jobs("shift", 0.05, false), 200, func(_, p float64) bool { return p <= 0.05 }, "pass ≤ 0.05")
+	check("−10% shift (improvement)", jobs("shift", -0.1, false), 150, func(f, _ float64) bool { return f == 0 }, "fail 0")
+	check("−20% tail (improvement)", jobs("tail", -0.2, false), 150, func(f, _ float64) bool { return f == 0 }, "fail 0")
+	// The one-level model on the same runs, for contrast (not asserted
+	// beyond what it shows: it fails unchanged candidates).
+	fail, _ := simRates(jobs("", 0, true), 300, 17)
+	t.Logf("%-40s fail %.3f over 300 trials", "A/A, one-level model (jobs not told)", fail)
 }
 
 // TestPowerTable prints the README's table of false-fail rates and power.
@@ -151,11 +224,11 @@ func TestPowerTable(t *testing.T) {
 	for _, k := range []int{1, 5, 10} {
 		for _, r := range []int{1, 3} {
 			row := []float64{
-				simFailRate(simCfg{k, r, "", 0}, trials, 11),
-				simFailRate(simCfg{k, r, "shift", 0.1}, trials, 12),
-				simFailRate(simCfg{k, r, "shift", 0.2}, trials, 13),
-				simFailRate(simCfg{k, r, "tail", 0.1}, trials, 14),
-				simFailRate(simCfg{k, r, "tail", 0.2}, trials, 15),
+				simFailRate(simCfg{K: k, R: r, change: "", size: 0}, trials, 11),
+				simFailRate(simCfg{K: k, R: r, change: "shift", size: 0.1}, trials, 12),
+				simFailRate(simCfg{K: k, R: r, change: "shift", size: 0.2}, trials, 13),
+				simFailRate(simCfg{K: k, R: r, change: "tail", size: 0.1}, trials, 14),
+				simFailRate(simCfg{K: k, R: r, change: "tail", size: 0.2}, trials, 15),
 			}
 			fmt.Fprintf(&b, "| %d | %d |", k, r)
 			for _, v := range row {
@@ -165,4 +238,32 @@ func TestPowerTable(t *testing.T) {
 		}
 	}
 	t.Logf("%d trials per cell, tolerance 5%%, α 5%%, gating p50 and p99:\n%s", trials, b.String())
+
+	// FAIL and PASS rates, independent runs and runs in jobs.
+	var j strings.Builder
+	fmt.Fprintf(&j, "| noise | model | A/A | +5%% (at the tolerance) | −10%% | +20%% shift | +20%% p99 |\n|---|---|---|---|---|---|---|\n")
+	cell := func(cfg simCfg, seed uint64) string {
+		f, p := simRates(cfg, trials, seed)
+		return fmt.Sprintf(" %.1f%% / %.1f%% |", 100*f, 100*p)
+	}
+	for _, row := range []struct {
+		noise, model string
+		cfg          simCfg
+	}{
+		{"3% per run", "runs", simCfg{K: 10, R: 3}},
+		{"3% job, 1% run, 3 runs a job", "one level (jobs not told)", simCfg{K: 10, R: 3, perJob: 3, jobNoise: 0.03, runNoise: 0.01, unlabeled: true}},
+		{"3% job, 1% run, 3 runs a job", "jobs and runs", simCfg{K: 10, R: 3, perJob: 3, jobNoise: 0.03, runNoise: 0.01}},
+	} {
+		fmt.Fprintf(&j, "| %s | %s |", row.noise, row.model)
+		for i, c := range []struct {
+			change string
+			size   float64
+		}{{"", 0}, {"shift", 0.05}, {"shift", -0.1}, {"shift", 0.2}, {"tail", 0.2}} {
+			cfg := row.cfg
+			cfg.change, cfg.size = c.change, c.size
+			j.WriteString(cell(cfg, 21+uint64(i)))
+		}
+		j.WriteString("\n")
+	}
+	t.Logf("K=10, R=3, %d trials per cell, FAIL / PASS rates:\n%s", trials, j.String())
 }

@@ -24,9 +24,10 @@ import (
 
 // Entry is one stored run.
 type Entry struct {
-	Name   string // file name: <unix-nanos>-<commit12>-r<i>.json
-	Commit string // the 12-character commit prefix it was recorded at
-	load   func(context.Context) ([]byte, error)
+	Name    string // file name: <unix-nanos>-<commit12>-r<i>.json
+	Commit  string // the 12-character commit prefix it was recorded at
+	Refresh string // <unix-nanos>-<commit12>: the refresh (one job's runs) that recorded it
+	load    func(context.Context) ([]byte, error)
 }
 
 // Load reads the entry's run.json.
@@ -77,7 +78,7 @@ func parseName(name string) (Entry, bool) {
 	if len(parts) != 3 || len(parts[0]) != 20 {
 		return Entry{}, false
 	}
-	return Entry{Name: name, Commit: parts[1]}, true
+	return Entry{Name: name, Commit: parts[1], Refresh: parts[0] + "-" + parts[1]}, true
 }
 
 func sortEntries(es []Entry) { sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name }) }

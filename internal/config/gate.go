@@ -71,6 +71,7 @@ type Thresholds struct {
 	MaxRegression      string   `yaml:"max-regression"`
 	MaxErrorRate       string   `yaml:"max-error-rate"`
 	NoiseFloor         string   `yaml:"noise-floor"`
+	JobNoiseFloor      string   `yaml:"job-noise-floor"`
 	Alpha              float64  `yaml:"alpha"`
 	Metrics            []string `yaml:"metrics"`
 	FailOnInconclusive bool     `yaml:"fail-on-inconclusive"`

@@ -9,6 +9,8 @@ package gate
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +35,7 @@ type gate struct {
 	env *action.Env
 	cfg *config.Gate
 	gh  *github.Client
+	job string // this invocation's job, recorded in every run it makes
 }
 
 func (g *gate) logf(format string, a ...any) { fmt.Fprintf(g.opt.Stdout, format+"\n", a...) }
@@ -46,7 +49,7 @@ func Run(ctx context.Context, cfg *config.Gate, env *action.Env, opt Options) (i
 		return 0, errors.New("gate: no renderer (Options.Render)")
 	}
 	opt.defaults()
-	g := &gate{opt: opt, env: env, cfg: cfg}
+	g := &gate{opt: opt, env: env, cfg: cfg, job: jobID(env)}
 	store, err := g.store()
 	if err != nil {
 		return 0, err
@@ -158,7 +161,7 @@ func (g *gate) runScenarios(ctx context.Context, target string) ([]Scenario, err
 			}
 			g.logf("aiperf-action gate: scenario %s, run %d of %d", name, i, g.cfg.Repeats)
 			res, err := run.Profile(ctx, p, run.Options{Cmdline: "aiperf-action gate (scenario " + name + ")", Stderr: g.opt.Stderr,
-				Logf: func(format string, a ...any) { g.logf(format, a...) }})
+				Logf: func(format string, a ...any) { g.logf(format, a...) }, Job: g.job})
 			if res == nil {
 				return nil, fmt.Errorf("scenario %q run %d failed before writing results (exit %d): %v", name, i, run.ExitCode(err), err)
 			}
@@ -212,7 +215,7 @@ func (g *gate) judgeConfig() judge.Config {
 	for _, f := range []struct {
 		v   string
 		dst *string
-	}{{t.MaxRegression, &c.MaxRegression}, {t.NoiseFloor, &c.NoiseFloor}, {t.MaxErrorRate, &c.MaxErrorRate}} {
+	}{{t.MaxRegression, &c.MaxRegression}, {t.NoiseFloor, &c.NoiseFloor}, {t.JobNoiseFloor, &c.JobNoiseFloor}, {t.MaxErrorRate, &c.MaxErrorRate}} {
 		if f.v != "" {
 			*f.dst = f.v
 		}
@@ -258,6 +261,9 @@ func (g *gate) compareAll(ctx context.Context, store baseline.Store, scenarios [
 			r, err := result.Parse(b, store.String()+": "+e.Name)
 			if err != nil {
 				return err
+			}
+			if r.Job == "" { // recorded before runs said their job: one refresh is one job
+				r.Job = "refresh " + e.Refresh
 			}
 			base = append(base, result.Loaded{Path: e.Name, Run: r})
 			sc.Baseline = append(sc.Baseline, r)
@@ -309,4 +315,15 @@ func (g *gate) meta(serverDesc string, store baseline.Store) Meta {
 	}
 	return Meta{Model: g.cfg.Model, Server: serverDesc, Runner: runner, Commit: g.commit(),
 		Event: g.env.Ctx.EventName, Store: store.String(), Seed: g.cfg.Seed, Repeats: g.cfg.Repeats}
+}
+
+// jobID names this gate invocation's job: the Actions run, attempt and job
+// where there is one, else a random id.
+func jobID(env *action.Env) string {
+	if id := env.Getenv("GITHUB_RUN_ID"); id != "" {
+		return "github " + id + "." + env.Getenv("GITHUB_RUN_ATTEMPT") + " " + env.Getenv("GITHUB_JOB")
+	}
+	var b [6]byte
+	crand.Read(b[:])
+	return "local " + hex.EncodeToString(b[:])
 }

@@ -20,6 +20,7 @@ import (
 type Config struct {
 	MaxRegression string   // default tolerance: how much worse a metric may get
 	NoiseFloor    string   // run-to-run noise assumed with a single baseline run
+	JobNoiseFloor string   // job-to-job noise assumed at least when the baseline's runs come from fewer than 3 jobs
 	MaxErrorRate  string   // candidate error rate above which the gate fails, whatever the latency
 	Metrics       []string // gated statistics metric[:stat][:tolerance]; empty: DefaultGated
 	Alpha         float64  // one-sided level of each test, Holm-corrected across metrics
@@ -35,6 +36,7 @@ type Config struct {
 var Default = Config{
 	MaxRegression: "5%",
 	NoiseFloor:    strconv.FormatFloat(100*compare.DefaultOptions.NoiseFloor, 'g', -1, 64) + "%",
+	JobNoiseFloor: strconv.FormatFloat(100*compare.DefaultOptions.JobNoiseFloor, 'g', -1, 64) + "%",
 	MaxErrorRate:  "1%",
 	Alpha:         compare.DefaultOptions.Alpha,
 	Seed:          compare.DefaultOptions.Seed,
@@ -64,6 +66,8 @@ func (c *Config) Parse() (*Settings, error) {
 	errs = append(errs, err)
 	nf, err := ParsePercent("--noise-floor", c.NoiseFloor)
 	errs = append(errs, err)
+	jnf, err := ParsePercent("--job-noise-floor", c.JobNoiseFloor)
+	errs = append(errs, err)
 	maxErr, err := ParsePercent("--max-error-rate", c.MaxErrorRate)
 	errs = append(errs, err)
 	if !(c.Alpha > 0 && c.Alpha < 0.5) {
@@ -85,7 +89,7 @@ func (c *Config) Parse() (*Settings, error) {
 		names = DefaultGated
 	}
 	st := &Settings{MaxErrorRate: maxErr, AllowMismatch: c.AllowMismatch,
-		Options: compare.Options{Alpha: c.Alpha, NoiseFloor: nf, Seed: c.Seed, Resamples: c.Resamples, Estimator: est}}
+		Options: compare.Options{Alpha: c.Alpha, NoiseFloor: nf, JobNoiseFloor: jnf, Seed: c.Seed, Resamples: c.Resamples, Estimator: est}}
 	for _, n := range names {
 		sp, err := ParseSpec(n, tol)
 		if err != nil {

@@ -52,7 +52,7 @@ func TestDefaultIsCompares(t *testing.T) {
 	}
 	o := compare.DefaultOptions
 	got := st.Options
-	if got.Alpha != o.Alpha || got.NoiseFloor != o.NoiseFloor || got.Seed != o.Seed || got.Resamples != o.Resamples || reflect.ValueOf(got.Estimator).Pointer() != reflect.ValueOf(o.Estimator).Pointer() {
+	if got.Alpha != o.Alpha || got.NoiseFloor != o.NoiseFloor || got.JobNoiseFloor != o.JobNoiseFloor || got.Seed != o.Seed || got.Resamples != o.Resamples || reflect.ValueOf(got.Estimator).Pointer() != reflect.ValueOf(o.Estimator).Pointer() {
 		t.Errorf("options %+v, compare.DefaultOptions %+v", st.Options, o)
 	}
 	if len(st.Specs) != len(DefaultGated) || st.MaxErrorRate != 0.01 {

@@ -134,7 +134,7 @@ func sampleOf(l result.Loaded, sp compare.Spec) (compare.Sample, string, error) 
 				return compare.Sample{}, "", field(fmt.Sprintf("windows[%d]", i), fmt.Sprintf("is %v: a window's rate must be a number, not negative", w))
 			}
 		}
-		return compare.Sample{Value: m.Rate.Value, Rates: m.Rate.Windows}, m.Rate.Unit, nil
+		return compare.Sample{Value: m.Rate.Value, Rates: m.Rate.Windows, Job: l.Run.Job}, m.Rate.Unit, nil
 	}
 	d := m.Dist
 	if d == nil {
@@ -171,7 +171,7 @@ func sampleOf(l result.Loaded, sp compare.Spec) (compare.Sample, string, error) 
 	if hi := total.Values[len(total.Values)-1]; hi == 0 {
 		return compare.Sample{}, "", field("hdr", fmt.Sprintf("decodes to zero everywhere with scale %v", d.Scale))
 	}
-	s := compare.Sample{Total: total}
+	s := compare.Sample{Total: total, Job: l.Run.Job}
 	for i, w := range d.Windows {
 		h, err := decode(fmt.Sprintf("windows[%d]", i), w)
 		if err != nil {

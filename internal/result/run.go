@@ -31,7 +31,10 @@ type Run struct {
 	Seed        uint64 `json:"seed"`
 	// The gate's repeat index (0: a lone run) and the seed of its prompts'
 	// words: every repeat sends its own prompts (schedule.PayloadSeed).
-	Repeat      int                       `json:"repeat,omitempty"`
+	Repeat int `json:"repeat,omitempty"`
+	// Job names the CI job the run came from (the gate's runs of one job
+	// share its machine, server start and noise).
+	Job         string                    `json:"job,omitempty"`
 	PayloadSeed uint64                    `json:"payload_seed"`
 	StartedAt   string                    `json:"started_at"`
 	DurationS   float64                   `json:"duration_s"`

@@ -42,6 +42,7 @@ type Options struct {
 	Logf        func(format string, a ...any) // notices before the load starts (a drawn seed); nil: none
 	Progress    Progress                      // nil: none
 	KeepRecords bool                          // keep every record in Result.Records (calibrate joins them with the server's truth)
+	Job         string                        // the CI job the run belongs to, recorded in run.json
 }
 
 // A Progress hears of a run as it goes: Start with the number of requests
@@ -268,6 +269,7 @@ func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted boo
 		ProfileHash: r.plan.Hash(p),
 		Seed:        p.Seed,
 		Repeat:      p.Repeat,
+		Job:         r.opt.Job,
 		PayloadSeed: schedule.PayloadSeed(p.Seed, p.Repeat),
 		DurationS:   sum.DurationS,
 		Target:      result.Target{URL: r.target, Model: p.Model, EndpointType: p.EndpointType, Streaming: p.Streaming},
