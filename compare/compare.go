@@ -97,6 +97,10 @@ type Input struct {
 	Spec
 	Baseline  []Sample
 	Candidate []Sample
+	// Paired: Baseline[i] and Candidate[i] ran side by side in one job (a
+	// paired A/B run, interleaved), so the job's noise cancels in their
+	// difference.
+	Paired bool
 }
 
 // Options tune the comparison.
@@ -199,7 +203,16 @@ func Compare(inputs []Input, opt Options) *Comparison {
 				r.Warnings = append(r.Warnings, "worse than the tolerance on its own, but not after Holm's correction across the gated metrics")
 			}
 		}
-		if r.Verdict == Inconclusive && w.se > 0 && w.jobs != nil {
+		if r.Verdict == Inconclusive && w.se > 0 && w.pairVar > 0 {
+			z := distuv.UnitNormal.Quantile(0.8)
+			for n := r.K + 1; n <= 1000; n++ {
+				if (tQuantile(1-opt.Alpha, float64(n-1))+z)*math.Sqrt(w.pairVar/float64(n)) <= w.delta {
+					r.NeedR = n
+					r.Warnings = append(r.Warnings, fmt.Sprintf("with this noise an unchanged candidate passes a %.3g%% tolerance 4 times in 5 only with %d pairs (now %d)", 100*r.Tolerance, n, r.K))
+					break
+				}
+			}
+		} else if r.Verdict == Inconclusive && w.se > 0 && w.jobs != nil {
 			if tol := w.jobs.reachable(w); tol > r.Tolerance {
 				r.NeedTolerance = tol
 				r.Warnings = append(r.Warnings, fmt.Sprintf("its candidate runs share one job, and this job-to-job noise lets an unchanged candidate pass 4 times in 5 only at a %.3g%% tolerance (asked: %.3g%%): more runs in one job cannot reach it", 100*tol, 100*r.Tolerance))
@@ -237,6 +250,7 @@ type oneWork struct {
 	between, wb, wc     float64 // run-to-run variance, and the mean within-run variance of each side (log scale)
 	exact               bool
 	jobs                *jobFit // runs came in jobs
+	pairVar             float64 // paired: the variance of one pair's log difference
 }
 
 // one computes everything but the Holm-corrected verdict.
@@ -347,7 +361,24 @@ func one(in Input, opt Options, idx uint64) (Result, oneWork) {
 	}
 	w.between, w.wb, w.wc = between, wb, wc
 	w.se = math.Sqrt((between+wb)/float64(r.K) + (between+wc)/float64(r.R))
-	if jb, jc := jobsOf(in.Baseline), jobsOf(in.Candidate); len(jb) < r.K || len(jc) < r.R {
+	if in.Paired {
+		// Each pair ran side by side: the difference of the pair's logs
+		// carries neither its job's noise nor the drift between pairs.
+		if r.K != r.R || r.K < 2 {
+			r.Verdict, r.P = Inconclusive, 1
+			r.Warnings = append(r.Warnings, fmt.Sprintf("a paired comparison needs as many baseline as candidate runs, at least 2 pairs (have %d and %d)", r.K, r.R))
+			return r, w
+		}
+		var ss float64
+		for i := range yb {
+			e := (yc[i] - yb[i]) - d
+			ss += e * e
+		}
+		n := float64(r.K)
+		w.pairVar = ss / (n - 1)
+		w.se, w.df = math.Sqrt(w.pairVar/n), n-1
+		r.Warnings = append(r.Warnings, fmt.Sprintf("paired A/B: %d pairs of runs side by side in one job", r.K))
+	} else if jb, jc := jobsOf(in.Baseline), jobsOf(in.Candidate); len(jb) < r.K || len(jc) < r.R {
 		// Runs came in jobs: the runs of one job share its noise, so the
 		// job-to-job noise is not averaged away by more runs in a job.
 		f := fitJobs(yb, jb, jc, wb, wc, opt.JobNoiseFloor)

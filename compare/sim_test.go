@@ -29,6 +29,8 @@ type simCfg struct {
 	perJob             int
 	jobNoise, runNoise float64
 	unlabeled          bool // the runs don't say their job: the one-level model, as before jobs
+	// paired: both arms run side by side in one job (R pairs; K unused).
+	paired bool
 }
 
 const (
@@ -128,15 +130,24 @@ func simRates(cfg simCfg, trials int, seed uint64) (fail, pass float64) {
 			defer wg.Done()
 			for t := range next {
 				r := rand.New(rand.NewPCG(seed, uint64(t)))
-				base := simRuns(r, cfg, cfg.K, "base", "", 0)
-				candCfg := cfg
-				if cfg.perJob > 0 {
-					candCfg.perJob = cfg.R // the candidate's runs are one job
+				var base, cand []Sample
+				if cfg.paired {
+					job := math.Exp(cfg.jobNoise * r.NormFloat64()) // one job for both arms
+					for k := 0; k < cfg.R; k++ {
+						base = append(base, simJobRun(r, "", 0, job, cfg.runNoise))
+						cand = append(cand, simJobRun(r, cfg.change, cfg.size, job, cfg.runNoise))
+					}
+				} else {
+					base = simRuns(r, cfg, cfg.K, "base", "", 0)
+					candCfg := cfg
+					if cfg.perJob > 0 {
+						candCfg.perJob = cfg.R // the candidate's runs are one job
+					}
+					cand = simRuns(r, candCfg, cfg.R, "cand", cfg.change, cfg.size)
 				}
-				cand := simRuns(r, candCfg, cfg.R, "cand", cfg.change, cfg.size)
 				var in []Input
 				for _, stat := range []string{"p50", "p99"} {
-					in = append(in, Input{Spec: Spec{Metric: "latency", Stat: stat, Tolerance: 0.05}, Baseline: base, Candidate: cand})
+					in = append(in, Input{Spec: Spec{Metric: "latency", Stat: stat, Tolerance: 0.05}, Baseline: base, Candidate: cand, Paired: cfg.paired})
 				}
 				opt := opt
 				opt.Seed = uint64(t)
@@ -206,6 +217,12 @@ func TestSimulatedGateJobs(t *testing.T) {
 	check("+5% shift (at the tolerance)", jobs("shift", 0.05, false), 200, func(_, p float64) bool { return p <= 0.05 }, "pass ≤ 0.05")
 	check("−10% shift (improvement)", jobs("shift", -0.1, false), 150, func(f, _ float64) bool { return f == 0 }, "fail 0")
 	check("−20% tail (improvement)", jobs("tail", -0.2, false), 150, func(f, _ float64) bool { return f == 0 }, "fail 0")
+	// Paired A/B in one job (5 pairs): the job's noise cancels.
+	paired := simCfg{R: 5, paired: true, jobNoise: 0.03, runNoise: 0.01}
+	check("paired A/A (5 pairs)", paired, 200, func(f, _ float64) bool { return f <= 0.01 }, "fail ≤ 0.01")
+	at := paired
+	at.change, at.size = "shift", 0.05
+	check("paired +5% shift (at the tolerance)", at, 200, func(_, p float64) bool { return p <= 0.05 }, "pass ≤ 0.05")
 	// The one-level model on the same runs, for contrast (not asserted
 	// beyond what it shows: it fails unchanged candidates).
 	fail, _ := simRates(jobs("", 0, true), 300, 17)
@@ -241,7 +258,7 @@ func TestPowerTable(t *testing.T) {
 
 	// FAIL and PASS rates, independent runs and runs in jobs.
 	var j strings.Builder
-	fmt.Fprintf(&j, "| noise | model | A/A | +5%% (at the tolerance) | −10%% | +20%% shift | +20%% p99 |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&j, "| noise | model | A/A | +5%% (at the tolerance) | −10%% | +10%% shift | +20%% shift | +20%% p99 |\n|---|---|---|---|---|---|---|---|\n")
 	cell := func(cfg simCfg, seed uint64) string {
 		f, p := simRates(cfg, trials, seed)
 		return fmt.Sprintf(" %.1f%% / %.1f%% |", 100*f, 100*p)
@@ -253,12 +270,15 @@ func TestPowerTable(t *testing.T) {
 		{"3% per run", "runs", simCfg{K: 10, R: 3}},
 		{"3% job, 1% run, 3 runs a job", "one level (jobs not told)", simCfg{K: 10, R: 3, perJob: 3, jobNoise: 0.03, runNoise: 0.01, unlabeled: true}},
 		{"3% job, 1% run, 3 runs a job", "jobs and runs", simCfg{K: 10, R: 3, perJob: 3, jobNoise: 0.03, runNoise: 0.01}},
+		{"3% job, 1% run", "paired A/B, 3 pairs in one job", simCfg{R: 3, paired: true, jobNoise: 0.03, runNoise: 0.01}},
+		{"3% job, 1% run", "paired A/B, 5 pairs in one job", simCfg{R: 5, paired: true, jobNoise: 0.03, runNoise: 0.01}},
+		{"3% job, 1% run", "paired A/B, 8 pairs in one job", simCfg{R: 8, paired: true, jobNoise: 0.03, runNoise: 0.01}},
 	} {
 		fmt.Fprintf(&j, "| %s | %s |", row.noise, row.model)
 		for i, c := range []struct {
 			change string
 			size   float64
-		}{{"", 0}, {"shift", 0.05}, {"shift", -0.1}, {"shift", 0.2}, {"tail", 0.2}} {
+		}{{"", 0}, {"shift", 0.05}, {"shift", -0.1}, {"shift", 0.1}, {"shift", 0.2}, {"tail", 0.2}} {
 			cfg := row.cfg
 			cfg.change, cfg.size = c.change, c.size
 			j.WriteString(cell(cfg, 21+uint64(i)))

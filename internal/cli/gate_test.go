@@ -368,3 +368,68 @@ func TestGateCacheReset(t *testing.T) {
 		t.Fatalf("a refused reset: exit %d: %s", code, errb.String())
 	}
 }
+
+// Paired A/B: the gate runs the candidate server and the baseline server
+// side by side in one job, interleaved, and compares the pairs: two
+// simulators at TTFT 20 ms pass; a candidate at 23 ms against a baseline
+// at 20 ms fails on TTFT. Nothing is read from or written to the stored
+// baselines.
+func TestGatePairedAB(t *testing.T) {
+	dir := t.TempDir()
+	cfg := func(name, cand string) string {
+		p := filepath.Join(dir, name+".yml")
+		os.WriteFile(p, []byte(`server:
+  simulator: true
+  ttft: `+cand+`
+  itl: 1ms
+baseline-server:
+  simulator: true
+  ttft: 20ms
+  itl: 1ms
+model: sim
+repeats: 3
+seed: 3
+scenarios:
+  - name: ab
+    streaming: true
+    concurrency: 4
+    request-count: 40
+    isl: 8
+    osl: 4
+    extra-inputs: ["ignore_eos:true"]
+    slice-duration: 0.05
+thresholds:
+  max-regression: 10%
+  metrics: ["time_to_first_token:p50"]
+baseline:
+  store: folder
+  path: `+filepath.Join(dir, "baselines")+`
+`), 0o644)
+		return p
+	}
+	gate := func(name, cand string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := Gate(context.Background(), []string{"--config", cfg(name, cand), "--results-dir", filepath.Join(dir, name), "--mode", "run"},
+			GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+		return code, out.String(), errb.String()
+	}
+	code, out, errs := gate("same", "20ms")
+	rep := read(t, filepath.Join(dir, "same", "report.md"))
+	if code != 0 || !strings.Contains(out, "verdict PASS") || !strings.Contains(rep, "paired run by run") || !strings.Contains(rep, "paired A/B: 3 pairs") {
+		t.Fatalf("20 ms against 20 ms: exit %d\n%s\n%s", code, rep, errs)
+	}
+	for i := 1; i <= 3; i++ {
+		for _, arm := range []string{"run", "baseline"} {
+			if _, err := os.Stat(filepath.Join(dir, "same", "ab", fmt.Sprintf("%s-%d", arm, i), "run.json")); err != nil {
+				t.Errorf("%s-%d: %v", arm, i, err)
+			}
+		}
+	}
+	code, out, errs = gate("slower", "23ms")
+	if code != ExitRegression || !strings.Contains(out, "verdict FAIL") {
+		t.Fatalf("23 ms against 20 ms: exit %d\n%s\n%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "baselines")); err == nil {
+		t.Error("a paired run touched the stored baselines")
+	}
+}

@@ -17,11 +17,16 @@ import (
 // match the action's inputs and the profile flags: a scenario is a mapping
 // of profile flags.
 type Gate struct {
-	Server    Server           `yaml:"server"`
-	URL       string           `yaml:"url"`   // an already running server (instead of server)
-	Model     string           `yaml:"model"` // default model for every scenario
-	Scenarios []map[string]any `yaml:"scenarios"`
-	Repeats   int              `yaml:"repeats"`
+	Server Server `yaml:"server"`
+	// BaselineServer, when set, is the baseline build of the server: the
+	// gate runs it and Server side by side in the same job, interleaved
+	// (paired A/B), and compares the pairs instead of stored baselines.
+	// The same forms as server, or url: for one already running.
+	BaselineServer *Server          `yaml:"baseline-server"`
+	URL            string           `yaml:"url"`   // an already running server (instead of server)
+	Model          string           `yaml:"model"` // default model for every scenario
+	Scenarios      []map[string]any `yaml:"scenarios"`
+	Repeats        int              `yaml:"repeats"`
 	// Warmup sends a short unmeasured run before the job's first measured
 	// one: a freshly started server pays for compilation, graph capture and
 	// connection set-up on its first requests.
@@ -157,6 +162,20 @@ func (g *Gate) Validate() error {
 	case "folder", "branch":
 	default:
 		bad("baseline.store %q: want folder or branch", g.Baseline.Store)
+	}
+	if b := g.BaselineServer; b != nil {
+		n := 0
+		for _, set := range []bool{b.Simulator, b.Command != "", b.Command == "" && b.URL != ""} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			bad("baseline-server: give exactly one of simulator, command (with ready-url) or url")
+		}
+		if b.Command != "" && b.ReadyURL == "" {
+			bad("baseline-server.ready-url is needed with baseline-server.command")
+		}
 	}
 	switch g.CacheReset {
 	case "", "none", CacheResetVLLM, CacheResetSGLang, CacheResetLlama:

@@ -58,13 +58,28 @@ func Run(ctx context.Context, cfg *config.Gate, env *action.Env, opt Options) (i
 	if err != nil {
 		return 0, err
 	}
-	scenarios, runErr := g.runScenarios(ctx, target)
+	baseTarget, stopBase := "", func() {}
+	if cfg.BaselineServer != nil {
+		bt, bstop, bdesc, err := g.bringUpBaseline(ctx)
+		if err != nil {
+			stop()
+			return 0, err
+		}
+		baseTarget, stopBase = bt, bstop
+		serverDesc = "candidate " + serverDesc + "; baseline " + bdesc + " (paired A/B)"
+	}
+	scenarios, runErr := g.runScenarios(ctx, target, baseTarget)
 	stop()
+	stopBase()
 	if runErr != nil {
 		return 0, runErr
 	}
 
 	refresh := opt.Mode == "refresh" || (opt.Mode == "gate" && env.IsPushToDefault())
+	if refresh && cfg.BaselineServer != nil {
+		g.logf("aiperf-action gate: paired A/B: the stored baselines are neither read nor refreshed")
+		refresh = false
+	}
 	rep := &Report{Meta: g.meta(serverDesc, store)}
 	if opt.Mode != "refresh" {
 		if err := g.compareAll(ctx, store, scenarios, rep); err != nil {
@@ -140,45 +155,84 @@ func (g *gate) scenarioProfile(sc map[string]any, target string, i int) (*config
 	return &p, nil
 }
 
-// runScenarios profiles every scenario Repeats times, after a warmup.
-func (g *gate) runScenarios(ctx context.Context, target string) ([]Scenario, error) {
+// runScenarios profiles every scenario Repeats times, after a warmup. In
+// a paired A/B run (baseTarget set) each repeat runs on both servers, in
+// the order A B, B A, A B, … so that a drift within the job falls on both.
+func (g *gate) runScenarios(ctx context.Context, target, baseTarget string) ([]Scenario, error) {
 	var out []Scenario
 	for k, sc := range g.cfg.Scenarios {
 		if k == 0 && g.cfg.Warmup {
-			if err := g.warmup(ctx, sc, target); err != nil {
-				return nil, err
+			for _, t := range []string{baseTarget, target} {
+				if t == "" {
+					continue
+				}
+				if err := g.warmup(ctx, sc, t); err != nil {
+					return nil, err
+				}
 			}
 		}
 		name := config.ScenarioName(sc)
-		gs := Scenario{Name: name}
+		gs := Scenario{Name: name, Paired: baseTarget != ""}
 		for i := 1; i <= g.cfg.Repeats; i++ {
-			p, err := g.scenarioProfile(sc, target, i)
-			if err != nil {
-				return nil, err
+			arms := []bool{false} // the candidate
+			if gs.Paired {
+				arms = []bool{true, false} // baseline first, then in turn
+				if i%2 == 0 {
+					arms = []bool{false, true}
+				}
 			}
-			if err := g.resetCache(ctx, target); err != nil {
-				return nil, err
+			for _, base := range arms {
+				t, arm := target, ""
+				if base {
+					t, arm = baseTarget, " (baseline server)"
+				}
+				p, err := g.scenarioProfile(sc, t, i)
+				if err != nil {
+					return nil, err
+				}
+				if base {
+					p.ArtifactDir = filepath.Join(filepath.Dir(p.ArtifactDir), fmt.Sprintf("baseline-%d", i))
+				}
+				if err := g.resetCache(ctx, t); err != nil {
+					return nil, err
+				}
+				g.logf("aiperf-action gate: scenario %s, run %d of %d%s", name, i, g.cfg.Repeats, arm)
+				res, err := g.measure(ctx, p, name, i)
+				if err != nil {
+					return nil, err
+				}
+				if base {
+					gs.Baseline = append(gs.Baseline, res.Run)
+				} else {
+					gs.Candidate = append(gs.Candidate, res.Run)
+					gs.candidateJSON = append(gs.candidateJSON, res.JSON)
+				}
 			}
-			g.logf("aiperf-action gate: scenario %s, run %d of %d", name, i, g.cfg.Repeats)
-			res, err := run.Profile(ctx, p, run.Options{Cmdline: "aiperf-action gate (scenario " + name + ")", Stderr: g.opt.Stderr,
-				Logf: func(format string, a ...any) { g.logf(format, a...) }, Job: g.job})
-			if res == nil {
-				return nil, fmt.Errorf("scenario %q run %d failed before writing results (exit %d): %v", name, i, run.ExitCode(err), err)
-			}
-			g.opt.Render.Run(g.opt.Stdout, res)
-			fmt.Fprintf(g.opt.Stdout, "Artifacts: %s\n", res.Dir)
-			if err != nil {
-				fmt.Fprintf(g.opt.Stderr, "aiperf-action profile: %v\n", err)
-			}
-			if ctx.Err() != nil {
-				return nil, errors.New("interrupted")
-			}
-			gs.Candidate = append(gs.Candidate, res.Run)
-			gs.candidateJSON = append(gs.candidateJSON, res.JSON)
+		}
+		if gs.Paired {
+			gs.BaselineSource = "the baseline server, paired run by run in this job (A B, B A, …)"
 		}
 		out = append(out, gs)
 	}
 	return out, nil
+}
+
+// measure runs one measured profile and prints its table.
+func (g *gate) measure(ctx context.Context, p *config.Profile, name string, i int) (*run.Result, error) {
+	res, err := run.Profile(ctx, p, run.Options{Cmdline: "aiperf-action gate (scenario " + name + ")", Stderr: g.opt.Stderr,
+		Logf: func(format string, a ...any) { g.logf(format, a...) }, Job: g.job})
+	if res == nil {
+		return nil, fmt.Errorf("scenario %q run %d failed before writing results (exit %d): %v", name, i, run.ExitCode(err), err)
+	}
+	g.opt.Render.Run(g.opt.Stdout, res)
+	fmt.Fprintf(g.opt.Stdout, "Artifacts: %s\n", res.Dir)
+	if err != nil {
+		fmt.Fprintf(g.opt.Stderr, "aiperf-action profile: %v\n", err)
+	}
+	if ctx.Err() != nil {
+		return nil, errors.New("interrupted")
+	}
+	return res, nil
 }
 
 // warmup sends the first scenario's requests once, unmeasured, in a closed
@@ -246,6 +300,22 @@ func (g *gate) compareAll(ctx context.Context, store baseline.Store, scenarios [
 		}
 	}
 	for _, sc := range scenarios {
+		if sc.Paired {
+			var base, cand []result.Loaded
+			for i := range sc.Candidate {
+				base = append(base, result.Loaded{Path: fmt.Sprintf("baseline-%d", i+1), Run: sc.Baseline[i]})
+				cand = append(cand, result.Loaded{Path: fmt.Sprintf("run-%d", i+1), Run: sc.Candidate[i]})
+			}
+			pst := *st
+			pst.Paired = true
+			cr, err := judge.Compare(&pst, base, cand)
+			if err != nil {
+				return fmt.Errorf("scenario %q: %w", sc.Name, err)
+			}
+			sc.Compare = cr
+			rep.Scenarios = append(rep.Scenarios, sc)
+			continue
+		}
 		hash := sc.Candidate[0].ProfileHash
 		es, err := store.List(ctx, sc.Name, hash)
 		if err != nil {

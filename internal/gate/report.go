@@ -25,6 +25,7 @@ type Scenario struct {
 	BaselineSource string
 	Baseline       []*result.Run
 	Candidate      []*result.Run
+	Paired         bool     // Baseline[i] ran next to Candidate[i] in this job (paired A/B)
 	candidateJSON  [][]byte // the candidate runs' run.json, as written (what a refresh stores)
 }
 

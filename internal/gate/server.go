@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/server"
 	"github.com/aiperf-action/aiperf-action/internal/sim"
 )
@@ -15,10 +16,28 @@ import (
 // bringUp starts the target and returns its URL, a teardown and a
 // description for the report.
 func (g *gate) bringUp(ctx context.Context) (string, func(), string, error) {
-	s := g.cfg.Server
+	return g.bringUpServer(ctx, g.cfg.URL, g.cfg.Server, "server")
+}
+
+// bringUpBaseline starts the baseline build of a paired A/B run.
+func (g *gate) bringUpBaseline(ctx context.Context) (string, func(), string, error) {
+	b := *g.cfg.BaselineServer
+	running := ""
+	if b.Command == "" && !b.Simulator {
+		running = b.URL
+	}
+	if b.ReadyTimeout <= 0 {
+		b.ReadyTimeout = config.DefaultGate.Server.ReadyTimeout
+	}
+	return g.bringUpServer(ctx, running, b, "baseline-server")
+}
+
+// bringUpServer brings up one server: a running one at url, the built-in
+// simulator, or a command (its log in <results>/<name>.log).
+func (g *gate) bringUpServer(ctx context.Context, running string, s config.Server, name string) (string, func(), string, error) {
 	switch {
-	case g.cfg.URL != "":
-		return g.cfg.URL, func() {}, g.cfg.URL, nil
+	case running != "":
+		return running, func() {}, running, nil
 	case s.Simulator:
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -30,18 +49,18 @@ func (g *gate) bringUp(ctx context.Context) (string, func(), string, error) {
 		done := make(chan error, 1)
 		go func() { done <- sim.Serve(sctx, ln, sim.New(cfg)) }()
 		desc := fmt.Sprintf("built-in simulator (exact mode, TTFT %s, ITL %s)", s.TTFT, s.ITL)
-		g.logf("aiperf-action gate: %s on http://%s", desc, ln.Addr())
+		g.logf("aiperf-action gate: %s: %s on http://%s", name, desc, ln.Addr())
 		return "http://" + ln.Addr().String(), func() { cancel(); <-done }, desc, nil
 	}
 	if err := os.MkdirAll(g.opt.ResultsDir, 0o755); err != nil {
 		return "", nil, "", err
 	}
-	logPath := filepath.Join(g.opt.ResultsDir, "server.log")
+	logPath := filepath.Join(g.opt.ResultsDir, name+".log")
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return "", nil, "", err
 	}
-	g.logf("aiperf-action gate: starting the server; waiting up to %s for %s", s.ReadyTimeout, s.ReadyURL)
+	g.logf("aiperf-action gate: starting the %s; waiting up to %s for %s", name, s.ReadyTimeout, s.ReadyURL)
 	srv, err := server.Start(ctx, server.Config{Command: s.Command, ReadyURL: s.ReadyURL, Timeout: s.ReadyTimeout, Log: logf})
 	if err != nil {
 		logf.Close()

@@ -57,6 +57,7 @@ type Settings struct {
 	Options       compare.Options
 	MaxErrorRate  float64
 	AllowMismatch bool
+	Paired        bool // baseline run i ran next to candidate run i (paired A/B)
 }
 
 // Parse checks every field at once; each problem names its flag.
@@ -66,8 +67,11 @@ func (c *Config) Parse() (*Settings, error) {
 	errs = append(errs, err)
 	nf, err := ParsePercent("--noise-floor", c.NoiseFloor)
 	errs = append(errs, err)
-	jnf, err := ParsePercent("--job-noise-floor", c.JobNoiseFloor)
-	errs = append(errs, err)
+	jnf := compare.DefaultOptions.JobNoiseFloor
+	if c.JobNoiseFloor != "" {
+		jnf, err = ParsePercent("--job-noise-floor", c.JobNoiseFloor)
+		errs = append(errs, err)
+	}
 	maxErr, err := ParsePercent("--max-error-rate", c.MaxErrorRate)
 	errs = append(errs, err)
 	if !(c.Alpha > 0 && c.Alpha < 0.5) {

@@ -64,7 +64,7 @@ func Compare(st *Settings, base, cand []result.Loaded) (*Report, error) {
 	}
 	var inputs []compare.Input
 	for _, sp := range st.Specs {
-		in := compare.Input{Spec: sp}
+		in := compare.Input{Spec: sp, Paired: st.Paired}
 		unit := ""
 		for i, set := range [][]result.Loaded{base, cand} {
 			for _, l := range set {
