@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -147,5 +148,28 @@ func TestInconclusiveSaysWhatItNeeds(t *testing.T) {
 	t.Logf("K=3 R=2 at a 2%% tolerance: needs K %d R %d; with them an unchanged candidate passed %d of 20", res.NeedK, res.NeedR, passed)
 	if passed < 12 {
 		t.Errorf("with the %d baseline and %d candidate runs it named, an unchanged candidate passed %d of 20", k, res.NeedR, passed)
+	}
+}
+
+// The looks' levels spend α over the runs: they sum to α, the first look
+// is stricter than a lone look, and a gate without extra runs has one.
+func TestLooks(t *testing.T) {
+	t.Parallel()
+	ls := Looks(3, 9, 0.05)
+	if len(ls) != 3 || ls[0].N != 3 || ls[1].N != 6 || ls[2].N != 9 {
+		t.Fatalf("looks %+v", ls)
+	}
+	sum := 0.0
+	for _, l := range ls {
+		sum += l.Alpha
+	}
+	if math.Abs(sum-0.05) > 1e-12 || ls[0].Alpha >= 0.05 || ls[0].Alpha < 0.02 {
+		t.Errorf("levels %+v sum to %v", ls, sum)
+	}
+	if ls := Looks(3, 3, 0.05); len(ls) != 1 || ls[0].Alpha != 0.05 {
+		t.Errorf("no extra runs: %+v", ls)
+	}
+	if ls := Looks(3, 8, 0.05); ls[len(ls)-1].N != 8 {
+		t.Errorf("the last look is at most: %+v", ls)
 	}
 }

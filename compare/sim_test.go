@@ -31,6 +31,9 @@ type simCfg struct {
 	unlabeled          bool // the runs don't say their job: the one-level model, as before jobs
 	// paired: both arms run side by side in one job (R pairs; K unused).
 	paired bool
+	// maxR > R: adaptive, R more runs (pairs) at each look while
+	// inconclusive, up to maxR, at the levels of Looks.
+	maxR int
 }
 
 const (
@@ -118,9 +121,16 @@ func simRuns(r *rand.Rand, cfg simCfg, n int, side, change string, size float64)
 // simRates runs trials comparisons and returns the fractions that FAILed
 // and that PASSed overall (gating p50 and p99 at a 5% tolerance).
 func simRates(cfg simCfg, trials int, seed uint64) (fail, pass float64) {
+	fail, pass, _ = simAdaptive(cfg, trials, seed)
+	return fail, pass
+}
+
+// simAdaptive is simRates that also returns the mean candidate runs (pairs)
+// a comparison took.
+func simAdaptive(cfg simCfg, trials int, seed uint64) (fail, pass, meanRuns float64) {
 	opt := DefaultOptions
 	opt.Resamples = 100
-	var failed, passed int
+	var failed, passed, runs int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -130,10 +140,11 @@ func simRates(cfg simCfg, trials int, seed uint64) (fail, pass float64) {
 			defer wg.Done()
 			for t := range next {
 				r := rand.New(rand.NewPCG(seed, uint64(t)))
+				most := max(cfg.R, cfg.maxR)
 				var base, cand []Sample
 				if cfg.paired {
 					job := math.Exp(cfg.jobNoise * r.NormFloat64()) // one job for both arms
-					for k := 0; k < cfg.R; k++ {
+					for k := 0; k < most; k++ {
 						base = append(base, simJobRun(r, "", 0, job, cfg.runNoise))
 						cand = append(cand, simJobRun(r, cfg.change, cfg.size, job, cfg.runNoise))
 					}
@@ -141,18 +152,30 @@ func simRates(cfg simCfg, trials int, seed uint64) (fail, pass float64) {
 					base = simRuns(r, cfg, cfg.K, "base", "", 0)
 					candCfg := cfg
 					if cfg.perJob > 0 {
-						candCfg.perJob = cfg.R // the candidate's runs are one job
+						candCfg.perJob = most // the candidate's runs are one job
 					}
-					cand = simRuns(r, candCfg, cfg.R, "cand", cfg.change, cfg.size)
+					cand = simRuns(r, candCfg, most, "cand", cfg.change, cfg.size)
 				}
-				var in []Input
-				for _, stat := range []string{"p50", "p99"} {
-					in = append(in, Input{Spec: Spec{Metric: "latency", Stat: stat, Tolerance: 0.05}, Baseline: base, Candidate: cand, Paired: cfg.paired})
+				var v Verdict
+				n := 0
+				for _, look := range Looks(cfg.R, most, opt.Alpha) {
+					n = look.N
+					b := base
+					if cfg.paired {
+						b = base[:n]
+					}
+					var in []Input
+					for _, stat := range []string{"p50", "p99"} {
+						in = append(in, Input{Spec: Spec{Metric: "latency", Stat: stat, Tolerance: 0.05}, Baseline: b, Candidate: cand[:n], Paired: cfg.paired})
+					}
+					opt := opt
+					opt.Seed, opt.Alpha = uint64(t), look.Alpha
+					if v = Compare(in, opt).Verdict; v != Inconclusive {
+						break
+					}
 				}
-				opt := opt
-				opt.Seed = uint64(t)
-				v := Compare(in, opt).Verdict
 				mu.Lock()
+				runs += n
 				switch v {
 				case Fail:
 					failed++
@@ -168,7 +191,7 @@ func simRates(cfg simCfg, trials int, seed uint64) (fail, pass float64) {
 	}
 	close(next)
 	wg.Wait()
-	return float64(failed) / float64(trials), float64(passed) / float64(trials)
+	return float64(failed) / float64(trials), float64(passed) / float64(trials), float64(runs) / float64(trials)
 }
 
 func TestSimulatedGate(t *testing.T) {
@@ -223,6 +246,12 @@ func TestSimulatedGateJobs(t *testing.T) {
 	at := paired
 	at.change, at.size = "shift", 0.05
 	check("paired +5% shift (at the tolerance)", at, 200, func(_, p float64) bool { return p <= 0.05 }, "pass ≤ 0.05")
+	// Adaptive repeats (3 runs a look, up to 9) keep the error control
+	// across their looks.
+	adaptive := simCfg{K: 10, R: 3, maxR: 9}
+	check("adaptive A/A (3 to 9 runs)", adaptive, 150, func(f, _ float64) bool { return f <= 0.01 }, "fail ≤ 0.01")
+	adaptive.change, adaptive.size = "shift", 0.05
+	check("adaptive +5% shift (at the tolerance)", adaptive, 150, func(_, p float64) bool { return p <= 0.05 }, "pass ≤ 0.05")
 	// The one-level model on the same runs, for contrast (not asserted
 	// beyond what it shows: it fails unchanged candidates).
 	fail, _ := simRates(jobs("", 0, true), 300, 17)
@@ -260,7 +289,10 @@ func TestPowerTable(t *testing.T) {
 	var j strings.Builder
 	fmt.Fprintf(&j, "| noise | model | A/A | +5%% (at the tolerance) | −10%% | +10%% shift | +20%% shift | +20%% p99 |\n|---|---|---|---|---|---|---|---|\n")
 	cell := func(cfg simCfg, seed uint64) string {
-		f, p := simRates(cfg, trials, seed)
+		f, p, n := simAdaptive(cfg, trials, seed)
+		if cfg.maxR > cfg.R {
+			return fmt.Sprintf(" %.1f%% / %.1f%% (%.1f runs) |", 100*f, 100*p, n)
+		}
 		return fmt.Sprintf(" %.1f%% / %.1f%% |", 100*f, 100*p)
 	}
 	for _, row := range []struct {
@@ -273,6 +305,8 @@ func TestPowerTable(t *testing.T) {
 		{"3% job, 1% run", "paired A/B, 3 pairs in one job", simCfg{R: 3, paired: true, jobNoise: 0.03, runNoise: 0.01}},
 		{"3% job, 1% run", "paired A/B, 5 pairs in one job", simCfg{R: 5, paired: true, jobNoise: 0.03, runNoise: 0.01}},
 		{"3% job, 1% run", "paired A/B, 8 pairs in one job", simCfg{R: 8, paired: true, jobNoise: 0.03, runNoise: 0.01}},
+		{"3% per run", "runs, adaptive 3 to 9", simCfg{K: 10, R: 3, maxR: 9}},
+		{"3% job, 1% run", "paired A/B, adaptive 3 to 12 pairs", simCfg{R: 3, maxR: 12, paired: true, jobNoise: 0.03, runNoise: 0.01}},
 	} {
 		fmt.Fprintf(&j, "| %s | %s |", row.noise, row.model)
 		for i, c := range []struct {

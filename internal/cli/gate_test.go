@@ -433,3 +433,36 @@ baseline:
 		t.Error("a paired run touched the stored baselines")
 	}
 }
+
+// Adaptive repeats: a scenario still inconclusive gets more runs, look by
+// look, up to max-repeats, and says where it stopped; a clear regression
+// is decided at the first look, with no extra runs.
+func TestGateAdaptiveRepeats(t *testing.T) {
+	dir := t.TempDir()
+	cfg := tinyConfig(t, dir, "1ms")
+	seedBaselines(t, dir, cfg)
+	run := func(name string, args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		code := Gate(context.Background(), append([]string{"--config", cfg, "--results-dir", filepath.Join(dir, name), "--mode", "run", "--max-repeats", "6"}, args...),
+			GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+		if code == ExitError {
+			t.Fatalf("%s: %s\n%s", name, out.String(), errb.String())
+		}
+		return code, read(t, filepath.Join(dir, name, "report.md"))
+	}
+	// A 0.01% tolerance: nothing can be shown inside it, so every look is
+	// inconclusive and the gate runs all 6.
+	_, rep := run("tight", "--max-regression", "0.01%")
+	if _, err := os.Stat(filepath.Join(dir, "tight", "tiny", "run-6", "run.json")); err != nil || !strings.Contains(rep, "look 3 of 3 after 6 runs") {
+		t.Fatalf("tight tolerance: run-6 %v\n%s", err, rep)
+	}
+	b, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, bytes.Replace(b, []byte("ttft: 1ms"), []byte("ttft: 8ms"), 1), 0o644)
+	code, rep := run("slow")
+	if code != ExitRegression || !strings.Contains(rep, "look 1 of 3 after 2 runs") {
+		t.Fatalf("8 ms against 1 ms: exit %d\n%s", code, rep)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "slow", "tiny", "run-3")); err == nil {
+		t.Error("a decided scenario got more runs")
+	}
+}

@@ -27,6 +27,12 @@ type Gate struct {
 	Model          string           `yaml:"model"` // default model for every scenario
 	Scenarios      []map[string]any `yaml:"scenarios"`
 	Repeats        int              `yaml:"repeats"`
+	// MaxRepeats > Repeats makes the gate adaptive: a scenario still
+	// inconclusive after Repeats runs gets Repeats more at each look, up to
+	// MaxRepeats (and TimeBudget per scenario, when set), with α spent over
+	// the looks (compare.Looks).
+	MaxRepeats int           `yaml:"max-repeats"`
+	TimeBudget time.Duration `yaml:"time-budget"`
 	// Warmup sends a short unmeasured run before the job's first measured
 	// one: a freshly started server pays for compilation, graph capture and
 	// connection set-up on its first requests.
@@ -141,6 +147,12 @@ func (g *Gate) Validate() error {
 	}
 	if g.Repeats < 1 {
 		bad("repeats %d: must be at least 1", g.Repeats)
+	}
+	if g.MaxRepeats != 0 && g.MaxRepeats < g.Repeats {
+		bad("max-repeats %d: must be at least repeats (%d), or 0 for none", g.MaxRepeats, g.Repeats)
+	}
+	if g.TimeBudget < 0 {
+		bad("time-budget %s: must not be negative", g.TimeBudget)
 	}
 	modes := 0
 	if g.Server.Simulator {

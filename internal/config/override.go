@@ -36,6 +36,20 @@ func (g *Gate) Override(input func(name string) string) error {
 	if v := input("model"); v != "" {
 		g.Model = v
 	}
+	if v := input("max-repeats"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("max-repeats %q: not a number", v))
+		}
+		g.MaxRepeats = n
+	}
+	if v := input("time-budget"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("time-budget %q: %v", v, err))
+		}
+		g.TimeBudget = d
+	}
 	if v := input("repeats"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

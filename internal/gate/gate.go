@@ -17,10 +17,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v66/github"
 	"github.com/spf13/pflag"
 
+	"github.com/aiperf-action/aiperf-action/compare"
 	"github.com/aiperf-action/aiperf-action/internal/action"
 	"github.com/aiperf-action/aiperf-action/internal/baseline"
 	"github.com/aiperf-action/aiperf-action/internal/config"
@@ -68,7 +70,16 @@ func Run(ctx context.Context, cfg *config.Gate, env *action.Env, opt Options) (i
 		baseTarget, stopBase = bt, bstop
 		serverDesc = "candidate " + serverDesc + "; baseline " + bdesc + " (paired A/B)"
 	}
-	scenarios, runErr := g.runScenarios(ctx, target, baseTarget)
+	var cmp *comparer
+	var notes []string
+	if opt.Mode != "refresh" {
+		if cmp, notes, err = g.comparer(ctx, store); err != nil {
+			stop()
+			stopBase()
+			return 0, err
+		}
+	}
+	scenarios, runErr := g.runScenarios(ctx, target, baseTarget, cmp)
 	stop()
 	stopBase()
 	if runErr != nil {
@@ -80,14 +91,7 @@ func Run(ctx context.Context, cfg *config.Gate, env *action.Env, opt Options) (i
 		g.logf("aiperf-action gate: paired A/B: the stored baselines are neither read nor refreshed")
 		refresh = false
 	}
-	rep := &Report{Meta: g.meta(serverDesc, store)}
-	if opt.Mode != "refresh" {
-		if err := g.compareAll(ctx, store, scenarios, rep); err != nil {
-			return 0, err
-		}
-	} else {
-		rep.Scenarios = scenarios
-	}
+	rep := &Report{Meta: g.meta(serverDesc, store), Scenarios: scenarios, Notes: notes}
 	rep.Verdict = Fold(rep.Scenarios)
 	if refresh {
 		if env.IsPR() {
@@ -155,10 +159,14 @@ func (g *gate) scenarioProfile(sc map[string]any, target string, i int) (*config
 	return &p, nil
 }
 
-// runScenarios profiles every scenario Repeats times, after a warmup. In
-// a paired A/B run (baseTarget set) each repeat runs on both servers, in
-// the order A B, B A, A B, … so that a drift within the job falls on both.
-func (g *gate) runScenarios(ctx context.Context, target, baseTarget string) ([]Scenario, error) {
+// runScenarios profiles every scenario Repeats times, after a warmup, and
+// compares each (with cmp) while the servers are up: an adaptive gate
+// (max-repeats) adds Repeats more runs at each look while a scenario is
+// inconclusive, at the levels compare.Looks spends α over, up to
+// max-repeats or the time budget. In a paired A/B run (baseTarget set)
+// each repeat runs on both servers, in the order A B, B A, A B, … so that
+// a drift within the job falls on both.
+func (g *gate) runScenarios(ctx context.Context, target, baseTarget string, cmp *comparer) ([]Scenario, error) {
 	var out []Scenario
 	for k, sc := range g.cfg.Scenarios {
 		if k == 0 && g.cfg.Warmup {
@@ -171,50 +179,95 @@ func (g *gate) runScenarios(ctx context.Context, target, baseTarget string) ([]S
 				}
 			}
 		}
-		name := config.ScenarioName(sc)
-		gs := Scenario{Name: name, Paired: baseTarget != ""}
-		for i := 1; i <= g.cfg.Repeats; i++ {
-			arms := []bool{false} // the candidate
-			if gs.Paired {
-				arms = []bool{true, false} // baseline first, then in turn
-				if i%2 == 0 {
-					arms = []bool{false, true}
-				}
-			}
-			for _, base := range arms {
-				t, arm := target, ""
-				if base {
-					t, arm = baseTarget, " (baseline server)"
-				}
-				p, err := g.scenarioProfile(sc, t, i)
-				if err != nil {
-					return nil, err
-				}
-				if base {
-					p.ArtifactDir = filepath.Join(filepath.Dir(p.ArtifactDir), fmt.Sprintf("baseline-%d", i))
-				}
-				if err := g.resetCache(ctx, t); err != nil {
-					return nil, err
-				}
-				g.logf("aiperf-action gate: scenario %s, run %d of %d%s", name, i, g.cfg.Repeats, arm)
-				res, err := g.measure(ctx, p, name, i)
-				if err != nil {
-					return nil, err
-				}
-				if base {
-					gs.Baseline = append(gs.Baseline, res.Run)
-				} else {
-					gs.Candidate = append(gs.Candidate, res.Run)
-					gs.candidateJSON = append(gs.candidateJSON, res.JSON)
-				}
-			}
-		}
+		gs := Scenario{Name: config.ScenarioName(sc), Paired: baseTarget != ""}
 		if gs.Paired {
 			gs.BaselineSource = "the baseline server, paired run by run in this job (A B, B A, …)"
+		}
+		most := max(g.cfg.Repeats, g.cfg.MaxRepeats)
+		if cmp == nil {
+			most = g.cfg.Repeats
+		}
+		started := time.Now()
+		var lookTime time.Duration
+		looks := compare.Looks(g.cfg.Repeats, most, 0.05)
+		if cmp != nil {
+			looks = compare.Looks(g.cfg.Repeats, most, cmp.st.Options.Alpha)
+		}
+		for li, look := range looks {
+			if n := len(gs.Candidate); look.N > n {
+				if budget := g.cfg.TimeBudget; li > 0 && budget > 0 && time.Since(started)+lookTime > budget {
+					gs.lookNote = fmt.Sprintf("still inconclusive after %d runs: the next look would pass the time budget of %s", n, budget)
+					break
+				}
+				t0 := time.Now()
+				if err := g.runRepeats(ctx, sc, &gs, target, baseTarget, n+1, look.N, most); err != nil {
+					return nil, err
+				}
+				lookTime = time.Since(t0)
+			}
+			if cmp == nil {
+				break
+			}
+			if err := g.compareScenario(ctx, cmp, &gs, look.Alpha); err != nil {
+				return nil, err
+			}
+			if len(looks) > 1 {
+				gs.lookNote = fmt.Sprintf("adaptive repeats: look %d of %d after %d runs in %.1fs, at α %.3g of the %.3g spent over the looks", li+1, len(looks), look.N, time.Since(started).Seconds(), look.Alpha, cmp.st.Options.Alpha)
+			}
+			if gs.Verdict() != Inconclusive {
+				break
+			}
+		}
+		if gs.lookNote != "" && gs.Compare != nil {
+			gs.Compare.Comparison.Warnings = append(gs.Compare.Comparison.Warnings, gs.lookNote)
+		}
+		if gs.Compare != nil && g.cfg.Thresholds.FailOnInconclusive && Verdict(gs.Compare.Verdict) == Inconclusive {
+			gs.Compare.Comparison.Warnings = append(gs.Compare.Comparison.Warnings, "fail-on-inconclusive is set")
 		}
 		out = append(out, gs)
 	}
 	return out, nil
+}
+
+// runRepeats runs repeats from..to of scenario sc (of most planned).
+func (g *gate) runRepeats(ctx context.Context, sc map[string]any, gs *Scenario, target, baseTarget string, from, to, most int) error {
+	for i := from; i <= to; i++ {
+		arms := []bool{false} // the candidate
+		if gs.Paired {
+			arms = []bool{true, false} // baseline first, then in turn
+			if i%2 == 0 {
+				arms = []bool{false, true}
+			}
+		}
+		for _, base := range arms {
+			t, arm := target, ""
+			if base {
+				t, arm = baseTarget, " (baseline server)"
+			}
+			p, err := g.scenarioProfile(sc, t, i)
+			if err != nil {
+				return err
+			}
+			if base {
+				p.ArtifactDir = filepath.Join(filepath.Dir(p.ArtifactDir), fmt.Sprintf("baseline-%d", i))
+			}
+			if err := g.resetCache(ctx, t); err != nil {
+				return err
+			}
+			g.logf("aiperf-action gate: scenario %s, run %d of %d%s", gs.Name, i, most, arm)
+			res, err := g.measure(ctx, p, gs.Name, i)
+			if err != nil {
+				return err
+			}
+			if base {
+				gs.Baseline = append(gs.Baseline, res.Run)
+			} else {
+				gs.Candidate = append(gs.Candidate, res.Run)
+				gs.candidateJSON = append(gs.candidateJSON, res.JSON)
+			}
+		}
+	}
+	return nil
 }
 
 // measure runs one measured profile and prints its table.
@@ -281,77 +334,97 @@ func (g *gate) judgeConfig() judge.Config {
 	return c
 }
 
-// compareAll loads each scenario's baseline and compares.
-func (g *gate) compareAll(ctx context.Context, store baseline.Store, scenarios []Scenario, rep *Report) error {
+// comparer is what comparing a scenario needs: the settings, the store
+// and the PR's merge-base.
+type comparer struct {
+	st        *judge.Settings
+	store     baseline.Store
+	mergeBase string
+}
+
+// comparer parses the thresholds and finds the merge-base, before any run.
+func (g *gate) comparer(ctx context.Context, store baseline.Store) (*comparer, []string, error) {
 	jc := g.judgeConfig()
 	st, err := jc.Parse()
 	if err != nil {
-		return fmt.Errorf("config %s: thresholds: %w", g.opt.ConfigPath, err)
+		return nil, nil, fmt.Errorf("config %s: thresholds: %w", g.opt.ConfigPath, err)
 	}
-	mergeBase := ""
+	c := &comparer{st: st, store: store}
+	var notes []string
 	if g.env.IsPR() && g.env.Token != "" {
-		if c, err := g.github(); err == nil {
+		if gh, err := g.github(); err == nil {
 			owner, repo := g.env.Repo()
-			mb, err := action.MergeBase(ctx, c, owner, repo, g.env.BaseSHA(), g.env.HeadSHA())
+			mb, err := action.MergeBase(ctx, gh, owner, repo, g.env.BaseSHA(), g.env.HeadSHA())
 			if err != nil {
-				rep.Notes = append(rep.Notes, "could not find the merge-base: "+err.Error())
+				notes = append(notes, "could not find the merge-base: "+err.Error())
 			}
-			mergeBase = mb
+			c.mergeBase = mb
 		}
 	}
-	for _, sc := range scenarios {
-		if sc.Paired {
-			var base, cand []result.Loaded
-			for i := range sc.Candidate {
-				base = append(base, result.Loaded{Path: fmt.Sprintf("baseline-%d", i+1), Run: sc.Baseline[i]})
-				cand = append(cand, result.Loaded{Path: fmt.Sprintf("run-%d", i+1), Run: sc.Candidate[i]})
-			}
-			pst := *st
-			pst.Paired = true
-			cr, err := judge.Compare(&pst, base, cand)
-			if err != nil {
-				return fmt.Errorf("scenario %q: %w", sc.Name, err)
-			}
-			sc.Compare = cr
-			rep.Scenarios = append(rep.Scenarios, sc)
-			continue
+	return c, notes, nil
+}
+
+// compareScenario compares sc's runs so far at level alpha: with the
+// baseline server's runs (paired), or with the stored baselines, read once.
+func (g *gate) compareScenario(ctx context.Context, c *comparer, sc *Scenario, alpha float64) error {
+	st := *c.st
+	st.Options.Alpha = alpha
+	var base, cand []result.Loaded
+	for i, r := range sc.Candidate {
+		cand = append(cand, result.Loaded{Path: fmt.Sprintf("run-%d", i+1), Run: r})
+	}
+	if sc.Paired {
+		for i := range sc.Candidate {
+			base = append(base, result.Loaded{Path: fmt.Sprintf("baseline-%d", i+1), Run: sc.Baseline[i]})
 		}
-		hash := sc.Candidate[0].ProfileHash
-		es, err := store.List(ctx, sc.Name, hash)
-		if err != nil {
-			return fmt.Errorf("scenario %q: %w", sc.Name, err)
-		}
-		sel, source := baseline.Select(es, mergeBase, g.cfg.Baseline.Keep)
-		var base, cand []result.Loaded
-		for _, e := range sel {
-			b, err := e.Load(ctx)
-			if err != nil {
-				return fmt.Errorf("scenario %q: read baseline %s: %w", sc.Name, e.Name, err)
-			}
-			r, err := result.Parse(b, store.String()+": "+e.Name)
-			if err != nil {
+		st.Paired = true
+	} else {
+		if !sc.loaded {
+			if err := g.loadBaselines(ctx, c, sc); err != nil {
 				return err
 			}
-			if r.Job == "" { // recorded before runs said their job: one refresh is one job
-				r.Job = "refresh " + e.Refresh
-			}
-			base = append(base, result.Loaded{Path: e.Name, Run: r})
-			sc.Baseline = append(sc.Baseline, r)
 		}
-		for i, r := range sc.Candidate {
-			cand = append(cand, result.Loaded{Path: fmt.Sprintf("run-%d", i+1), Run: r})
+		if len(sc.Baseline) == 0 {
+			return nil // no baseline yet
 		}
-		if len(base) > 0 {
-			cr, err := judge.Compare(st, base, cand)
-			if err != nil {
-				return fmt.Errorf("scenario %q: %w", sc.Name, err)
-			}
-			sc.Compare, sc.BaselineSource = cr, source+" in "+store.String()
-			if g.cfg.Thresholds.FailOnInconclusive && Verdict(cr.Verdict) == Inconclusive {
-				cr.Comparison.Warnings = append(cr.Comparison.Warnings, "fail-on-inconclusive is set")
-			}
+		for i, r := range sc.Baseline {
+			base = append(base, result.Loaded{Path: sc.baselineNames[i], Run: r})
 		}
-		rep.Scenarios = append(rep.Scenarios, sc)
+	}
+	cr, err := judge.Compare(&st, base, cand)
+	if err != nil {
+		return fmt.Errorf("scenario %q: %w", sc.Name, err)
+	}
+	sc.Compare = cr
+	return nil
+}
+
+// loadBaselines reads sc's stored baseline runs (as of the merge-base
+// where there are some).
+func (g *gate) loadBaselines(ctx context.Context, c *comparer, sc *Scenario) error {
+	sc.loaded = true
+	es, err := c.store.List(ctx, sc.Name, sc.Candidate[0].ProfileHash)
+	if err != nil {
+		return fmt.Errorf("scenario %q: %w", sc.Name, err)
+	}
+	sel, source := baseline.Select(es, c.mergeBase, g.cfg.Baseline.Keep)
+	for _, e := range sel {
+		b, err := e.Load(ctx)
+		if err != nil {
+			return fmt.Errorf("scenario %q: read baseline %s: %w", sc.Name, e.Name, err)
+		}
+		r, err := result.Parse(b, c.store.String()+": "+e.Name)
+		if err != nil {
+			return err
+		}
+		if r.Job == "" { // recorded before runs said their job: one refresh is one job
+			r.Job = "refresh " + e.Refresh
+		}
+		sc.Baseline = append(sc.Baseline, r)
+		sc.baselineNames = append(sc.baselineNames, e.Name)
+	}
+	if len(sel) > 0 {
+		sc.BaselineSource = source + " in " + c.store.String()
 	}
 	return nil
 }

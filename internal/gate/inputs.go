@@ -27,6 +27,8 @@ var Inputs = []Input{
 	{"server-ready-timeout", "", "how long to wait for readiness, e.g. 10m"},
 	{"scenarios", "", "comma-separated scenario names to run (default all)"},
 	{"repeats", "", "runs per scenario"},
+	{"max-repeats", "", "adaptive: more runs, up to this many, while a scenario is inconclusive"},
+	{"time-budget", "", "adaptive: at most this long per scenario, e.g. 10m"},
 	{"baseline-store", "", "folder | branch"},
 	{"baseline-path", "", "baseline folder, or the folder inside the baseline branch"},
 	{"baseline-branch", "", "baseline branch for the branch store"},

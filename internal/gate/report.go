@@ -27,6 +27,9 @@ type Scenario struct {
 	Candidate      []*result.Run
 	Paired         bool     // Baseline[i] ran next to Candidate[i] in this job (paired A/B)
 	candidateJSON  [][]byte // the candidate runs' run.json, as written (what a refresh stores)
+	loaded         bool     // the stored baselines were read
+	baselineNames  []string // their file names
+	lookNote       string   // how the adaptive looks ended
 }
 
 // Verdict is the scenario's verdict, or NoBaseline.
