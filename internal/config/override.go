@@ -23,12 +23,14 @@ func (g *Gate) Override(input func(name string) string) error {
 	if v := input("server-ready-url"); v != "" {
 		g.Server.ReadyURL = v
 	}
-	if v := input("server-ready-timeout"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("server-ready-timeout %q: %v", v, err))
+	for name, dst := range map[string]*time.Duration{"server-ready-timeout": &g.Server.ReadyTimeout, "time-budget": &g.TimeBudget} {
+		if v := input(name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s %q: %v", name, v, err))
+			}
+			*dst = d
 		}
-		g.Server.ReadyTimeout = d
 	}
 	if g.Server.ReadyTimeout <= 0 {
 		g.Server.ReadyTimeout = DefaultGate.Server.ReadyTimeout
@@ -36,26 +38,14 @@ func (g *Gate) Override(input func(name string) string) error {
 	if v := input("model"); v != "" {
 		g.Model = v
 	}
-	if v := input("max-repeats"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("max-repeats %q: not a number", v))
+	for name, dst := range map[string]*int{"repeats": &g.Repeats, "max-repeats": &g.MaxRepeats} {
+		if v := input(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s %q: not a number", name, v))
+			}
+			*dst = n
 		}
-		g.MaxRepeats = n
-	}
-	if v := input("time-budget"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("time-budget %q: %v", v, err))
-		}
-		g.TimeBudget = d
-	}
-	if v := input("repeats"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("repeats %q: not a number", v))
-		}
-		g.Repeats = n
 	}
 	for name, dst := range map[string]*string{"cache-reset": &g.CacheReset, "baseline-store": &g.Baseline.Store, "baseline-path": &g.Baseline.Path,
 		"baseline-branch": &g.Baseline.Branch, "max-regression": &g.Thresholds.MaxRegression} {

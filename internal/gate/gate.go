@@ -189,10 +189,11 @@ func (g *gate) runScenarios(ctx context.Context, target, baseTarget string, cmp 
 		}
 		started := time.Now()
 		var lookTime time.Duration
-		looks := compare.Looks(g.cfg.Repeats, most, 0.05)
+		alpha := compare.DefaultOptions.Alpha // (unused without cmp: one look, runs only)
 		if cmp != nil {
-			looks = compare.Looks(g.cfg.Repeats, most, cmp.st.Options.Alpha)
+			alpha = cmp.st.Options.Alpha
 		}
+		looks := compare.Looks(g.cfg.Repeats, most, alpha)
 		for li, look := range looks {
 			if n := len(gs.Candidate); look.N > n {
 				if budget := g.cfg.TimeBudget; li > 0 && budget > 0 && time.Since(started)+lookTime > budget {
