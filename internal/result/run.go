@@ -115,13 +115,8 @@ type Stamps struct {
 }
 
 // PromptCache is how many of a run's prompt tokens the server served from
-// its prefix cache, from its /metrics counters' increase over the run.
-type PromptCache struct {
-	Source         string  `json:"source"` // which counters, e.g. "llama.cpp /metrics"
-	CachedTokens   float64 `json:"cached_tokens"`
-	PromptTokens   float64 `json:"prompt_tokens"`
-	CachedFraction float64 `json:"cached_fraction"`
-}
+// its prefix cache (servermetrics.PromptCacheOf).
+type PromptCache = servermetrics.PromptCache
 
 // WorkerCPU is one worker process's CPU use: user + system seconds over its
 // life, and that as a share of one core (Util 1 = one core busy throughout).

@@ -283,7 +283,7 @@ func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted boo
 	}
 	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, sum.TokenWarnings...)
 	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, g.scrapeWarnings...)
-	run.ToolHealth.PromptCache = promptCache(g.serverMetrics)
+	run.ToolHealth.PromptCache = servermetrics.PromptCacheOf(g.serverMetrics)
 	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, cacheWarning(run.ToolHealth.PromptCache)...)
 	if prof.Open {
 		run.ToolHealth.RequestedRate = prof.Rate
