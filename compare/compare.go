@@ -80,6 +80,15 @@ func (s Spec) Quantile() (float64, bool) {
 	return q, q > 0 && q < 1
 }
 
+// Estimate is the statistic's value in one run: the quantile of its
+// whole distribution by est, or its rate.
+func (s Spec) Estimate(smp Sample, est Estimator) float64 {
+	if p, ok := s.Quantile(); ok {
+		return est(smp.Total, p)
+	}
+	return smp.Value
+}
+
 // Sample is one run's data for one metric: windows of a distribution (with
 // their merge as Total), or, for a rate, its value and per-window rates.
 type Sample struct {
@@ -105,7 +114,11 @@ type Input struct {
 
 // Options tune the comparison.
 type Options struct {
-	Alpha      float64 // one-sided level of each test; the interval is 1−2α
+	Alpha float64 // one-sided level of each test; the interval is 1−2α
+	// PassAlpha is the level of the test that says PASS (the worsening is
+	// below the tolerance), when it differs from Alpha: at an adaptive
+	// gate's looks each error spends its own α (see Looks). 0: Alpha.
+	PassAlpha  float64
 	NoiseFloor float64 // relative run-to-run noise assumed when K = 1
 	// JobNoiseFloor is the relative job-to-job noise assumed, at least,
 	// when the baseline's runs come from fewer than 3 jobs.
@@ -195,7 +208,7 @@ func Compare(inputs []Input, opt Options) *Comparison {
 		case r.Verdict != "": // decided in one (no data, or not gated)
 		case fail[i]:
 			r.Verdict = Fail
-		case w.g+w.q*w.se < w.delta:
+		case w.g+w.qPass*w.se < w.delta:
 			r.Verdict = Pass
 		default:
 			r.Verdict = Inconclusive
@@ -247,6 +260,7 @@ func Overall(rs []Result) Verdict {
 
 type oneWork struct {
 	g, se, delta, q, df float64
+	qPass               float64 // the t quantile of the PASS test
 	between, wb, wc     float64 // run-to-run variance, and the mean within-run variance of each side (log scale)
 	exact               bool
 	jobs                *jobFit // runs came in jobs
@@ -264,12 +278,7 @@ func one(in Input, opt Options, idx uint64) (Result, oneWork) {
 		return r, w
 	}
 	p, isQ := in.Quantile()
-	est := func(s Sample) float64 {
-		if isQ {
-			return opt.Estimator(s.Total, p)
-		}
-		return s.Value
-	}
+	est := func(s Sample) float64 { return in.Estimate(s, opt.Estimator) }
 	within := func(s Sample, k uint64) float64 {
 		seed := opt.Seed ^ (idx+1)*0x9e3779b97f4a7c15 ^ k*0xbf58476d1ce4e5b9
 		if isQ {
@@ -315,7 +324,7 @@ func one(in Input, opt Options, idx uint64) (Result, oneWork) {
 	if identical(in.Baseline, in.Candidate) {
 		w.exact = true
 		r.Lo, r.Hi, r.P, r.MDE = 0, 0, 1, in.Tolerance
-		w.q = 1
+		w.q, w.qPass = 1, 1
 		r.Warnings = append(r.Warnings, "the candidate runs are the baseline runs: the difference is exactly zero")
 		return r, w
 	}
@@ -342,9 +351,19 @@ func one(in Input, opt Options, idx uint64) (Result, oneWork) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("provisional: one baseline run, so a %.3g%% run-to-run noise floor is assumed", 100*opt.NoiseFloor))
 		w.df = math.Inf(1)
 	} else {
-		s := MADSigma(yb)
-		between = math.Max(s*s-wb, 0)
-		w.df = float64(r.K - 1)
+		// Run-to-run noise from both sides' runs, each about its own mean
+		// (the pooled variance of a two-sample t-test): the candidate's
+		// runs are as informative about it as the baseline's.
+		var ss float64
+		for _, y := range yb {
+			ss += (y - mb) * (y - mb)
+		}
+		for _, y := range yc {
+			ss += (y - mc) * (y - mc)
+		}
+		w.df = float64(r.K + r.R - 2)
+		within := (float64(r.K)*wb + float64(r.R)*wc) / float64(r.K+r.R)
+		between = math.Max(ss/w.df-within, 0)
 		if r.K < 3 {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("only %d baseline runs: the run-to-run noise is barely estimated", r.K))
 		}
@@ -392,6 +411,10 @@ func one(in Input, opt Options, idx uint64) (Result, oneWork) {
 		}
 	}
 	w.q = tQuantile(1-opt.Alpha, w.df)
+	w.qPass = w.q
+	if opt.PassAlpha > 0 && opt.PassAlpha != opt.Alpha {
+		w.qPass = tQuantile(1-opt.PassAlpha, w.df)
+	}
 	// g is the worsening on the log scale, whatever the metric's direction.
 	w.g = d
 	if in.Direction == LowerIsWorse {
@@ -498,7 +521,7 @@ func needed(w oneWork, k, r int, alpha float64) (needK, needR int) {
 		return 0, int(math.Ceil((w.between + w.wc) / rest))
 	}
 	for n := k + 1; n <= 1000; n++ {
-		room := math.Pow(w.delta/(tQuantile(1-alpha, float64(n-1))+z), 2)
+		room := math.Pow(w.delta/(tQuantile(1-alpha, float64(2*n-2))+z), 2)
 		if (2*w.between+w.wb+w.wc)/float64(n) <= room {
 			return n, max(n, r)
 		}

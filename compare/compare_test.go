@@ -11,7 +11,7 @@ import (
 func runs(r *rand.Rand, n int, scale float64) []Sample {
 	var out []Sample
 	for i := 0; i < n; i++ {
-		out = append(out, simRun(r, "shift", scale-1))
+		out = append(out, simRun(r, simCfg{}, "shift", scale-1))
 	}
 	return out
 }
@@ -159,14 +159,19 @@ func TestLooks(t *testing.T) {
 	if len(ls) != 3 || ls[0].N != 3 || ls[1].N != 6 || ls[2].N != 9 {
 		t.Fatalf("looks %+v", ls)
 	}
-	sum := 0.0
+	sum, pass := 0.0, 0.0
 	for _, l := range ls {
 		sum += l.Alpha
+		pass += l.PassAlpha
 	}
 	if math.Abs(sum-0.05) > 1e-12 || ls[0].Alpha >= 0.05 || ls[0].Alpha < 0.02 {
 		t.Errorf("levels %+v sum to %v", ls, sum)
 	}
-	if ls := Looks(3, 3, 0.05); len(ls) != 1 || ls[0].Alpha != 0.05 {
+	// A PASS keeps most of its α for the last look.
+	if math.Abs(pass-0.05) > 1e-12 || ls[0].PassAlpha > 0.005 || ls[2].PassAlpha < 0.025 {
+		t.Errorf("PASS levels %+v sum to %v", ls, pass)
+	}
+	if ls := Looks(3, 3, 0.05); len(ls) != 1 || ls[0].Alpha != 0.05 || ls[0].PassAlpha != 0.05 {
 		t.Errorf("no extra runs: %+v", ls)
 	}
 	if ls := Looks(3, 8, 0.05); ls[len(ls)-1].N != 8 {

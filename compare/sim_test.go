@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -34,6 +35,10 @@ type simCfg struct {
 	// maxR > R: adaptive, R more runs (pairs) at each look while
 	// inconclusive, up to maxR, at the levels of Looks.
 	maxR int
+	// perWindow: requests per window (0: simPerWindow); stats: the
+	// quantiles gated (nil: p50 and p99).
+	perWindow int
+	stats     []string
 }
 
 const (
@@ -59,16 +64,16 @@ func hdrRound(ms float64) float64 {
 	return math.Round(us) / 1000
 }
 
-func simRun(r *rand.Rand, change string, size float64) Sample {
-	return simJobRun(r, change, size, 1, simRunNoise)
+func simRun(r *rand.Rand, cfg simCfg, change string, size float64) Sample {
+	return simJobRun(r, cfg, change, size, 1, simRunNoise)
 }
 
 // simJobRun is simRun with its job's factor and its own run noise.
-func simJobRun(r *rand.Rand, change string, size, job, runNoise float64) Sample {
+func simJobRun(r *rand.Rand, cfg simCfg, change string, size, job, runNoise float64) Sample {
 	run := job * math.Exp(runNoise*r.NormFloat64())
 	e := simWinNoise * r.NormFloat64()
 	var s Sample
-	xs := make([]float64, simPerWindow)
+	xs := make([]float64, cmp.Or(cfg.perWindow, simPerWindow))
 	for w := 0; w < simWindows; w++ {
 		if w > 0 {
 			e = simRho*e + math.Sqrt(1-simRho*simRho)*simWinNoise*r.NormFloat64()
@@ -103,13 +108,13 @@ func simRuns(r *rand.Rand, cfg simCfg, n int, side, change string, size float64)
 	job := 1.0
 	for k := 0; k < n; k++ {
 		if cfg.perJob == 0 {
-			out = append(out, simRun(r, change, size))
+			out = append(out, simRun(r, cfg, change, size))
 			continue
 		}
 		if k%cfg.perJob == 0 {
 			job = math.Exp(cfg.jobNoise * r.NormFloat64())
 		}
-		s := simJobRun(r, change, size, job, cfg.runNoise)
+		s := simJobRun(r, cfg, change, size, job, cfg.runNoise)
 		if !cfg.unlabeled {
 			s.Job = fmt.Sprintf("%s-%d", side, k/cfg.perJob)
 		}
@@ -145,8 +150,8 @@ func simAdaptive(cfg simCfg, trials int, seed uint64) (fail, pass, meanRuns floa
 				if cfg.paired {
 					job := math.Exp(cfg.jobNoise * r.NormFloat64()) // one job for both arms
 					for k := 0; k < most; k++ {
-						base = append(base, simJobRun(r, "", 0, job, cfg.runNoise))
-						cand = append(cand, simJobRun(r, cfg.change, cfg.size, job, cfg.runNoise))
+						base = append(base, simJobRun(r, cfg, "", 0, job, cfg.runNoise))
+						cand = append(cand, simJobRun(r, cfg, cfg.change, cfg.size, job, cfg.runNoise))
 					}
 				} else {
 					base = simRuns(r, cfg, cfg.K, "base", "", 0)
@@ -165,11 +170,15 @@ func simAdaptive(cfg simCfg, trials int, seed uint64) (fail, pass, meanRuns floa
 						b = base[:n]
 					}
 					var in []Input
-					for _, stat := range []string{"p50", "p99"} {
+					stats := cfg.stats
+					if stats == nil {
+						stats = []string{"p50", "p99"}
+					}
+					for _, stat := range stats {
 						in = append(in, Input{Spec: Spec{Metric: "latency", Stat: stat, Tolerance: 0.05}, Baseline: b, Candidate: cand[:n], Paired: cfg.paired})
 					}
 					opt := opt
-					opt.Seed, opt.Alpha = uint64(t), look.Alpha
+					opt.Seed, opt.Alpha, opt.PassAlpha = uint64(t), look.Alpha, look.PassAlpha
 					if v = Compare(in, opt).Verdict; v != Inconclusive {
 						break
 					}
@@ -289,7 +298,11 @@ func TestPowerTable(t *testing.T) {
 	var j strings.Builder
 	fmt.Fprintf(&j, "| noise | model | A/A | +5%% (at the tolerance) | −10%% | +10%% shift | +20%% shift | +20%% p99 |\n|---|---|---|---|---|---|---|---|\n")
 	cell := func(cfg simCfg, seed uint64) string {
-		f, p, n := simAdaptive(cfg, trials, seed)
+		tr := trials
+		if cfg.perWindow > 0 {
+			tr = trials / 2 // five times the requests a run
+		}
+		f, p, n := simAdaptive(cfg, tr, seed)
 		if cfg.maxR > cfg.R {
 			return fmt.Sprintf(" %.1f%% / %.1f%% (%.1f runs) |", 100*f, 100*p, n)
 		}
@@ -300,13 +313,17 @@ func TestPowerTable(t *testing.T) {
 		cfg          simCfg
 	}{
 		{"3% per run", "runs", simCfg{K: 10, R: 3}},
+		{"3% per run", "runs, adaptive 3 to 9", simCfg{K: 10, R: 3, maxR: 9}},
+		{"3% per run, 10,000 requests a run", "runs", simCfg{K: 10, R: 3, perWindow: 1000}},
+		{"3% per run, 10,000 requests a run", "runs, adaptive 3 to 9", simCfg{K: 10, R: 3, maxR: 9, perWindow: 1000}},
 		{"3% job, 1% run, 3 runs a job", "one level (jobs not told)", simCfg{K: 10, R: 3, perJob: 3, jobNoise: 0.03, runNoise: 0.01, unlabeled: true}},
 		{"3% job, 1% run, 3 runs a job", "jobs and runs", simCfg{K: 10, R: 3, perJob: 3, jobNoise: 0.03, runNoise: 0.01}},
 		{"3% job, 1% run", "paired A/B, 3 pairs in one job", simCfg{R: 3, paired: true, jobNoise: 0.03, runNoise: 0.01}},
 		{"3% job, 1% run", "paired A/B, 5 pairs in one job", simCfg{R: 5, paired: true, jobNoise: 0.03, runNoise: 0.01}},
 		{"3% job, 1% run", "paired A/B, 8 pairs in one job", simCfg{R: 8, paired: true, jobNoise: 0.03, runNoise: 0.01}},
-		{"3% per run", "runs, adaptive 3 to 9", simCfg{K: 10, R: 3, maxR: 9}},
 		{"3% job, 1% run", "paired A/B, adaptive 3 to 12 pairs", simCfg{R: 3, maxR: 12, paired: true, jobNoise: 0.03, runNoise: 0.01}},
+		{"3% job, 1% run, 10,000 requests a run", "paired A/B, 5 pairs in one job", simCfg{R: 5, paired: true, jobNoise: 0.03, runNoise: 0.01, perWindow: 1000}},
+		{"3% job, 1% run, 10,000 requests a run", "paired A/B, adaptive 3 to 12 pairs", simCfg{R: 3, maxR: 12, paired: true, jobNoise: 0.03, runNoise: 0.01, perWindow: 1000}},
 	} {
 		fmt.Fprintf(&j, "| %s | %s |", row.noise, row.model)
 		for i, c := range []struct {
@@ -319,5 +336,6 @@ func TestPowerTable(t *testing.T) {
 		}
 		j.WriteString("\n")
 	}
-	t.Logf("K=10, R=3, %d trials per cell, FAIL / PASS rates:\n%s", trials, j.String())
+	t.Logf("K=10, R=3, %d trials per cell (%d with 10,000 requests a run), FAIL / PASS rates:\n%s", trials, trials/2, j.String())
 }
+

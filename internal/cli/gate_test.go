@@ -102,10 +102,13 @@ func read(t *testing.T, p string) string {
 }
 
 // seedBaselines records runs into the folder store, as a push to main would.
-func seedBaselines(t *testing.T, dir, cfg string) {
+func seedBaselines(t *testing.T, dir, cfg string) { t.Helper(); seedAt(t, dir, cfg, "base0000") }
+
+// seedAt is seedBaselines at a commit.
+func seedAt(t *testing.T, dir, cfg, commit string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Gate(context.Background(), []string{"--config", cfg, "--mode", "refresh", "--results-dir", filepath.Join(dir, "seed"), "--commit", "base0000"},
+	code := Gate(context.Background(), []string{"--config", cfg, "--mode", "refresh", "--results-dir", filepath.Join(dir, "seed"), "--commit", commit},
 		GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
 	if code != 0 {
 		t.Fatalf("seeding baselines: exit %d\n%s\n%s", code, out.String(), errb.String())
@@ -276,6 +279,43 @@ func TestGateBadConfig(t *testing.T) {
 
 // The gate end to end with the repository's own config and the baselines
 // shipped in baselines/, as the README's self-test workflow runs it.
+// Main got 3x slower three refreshes ago: the history shows the step, and
+// a candidate as slow as main is now compared with the runs since, and
+// passes, where against the whole history it fails.
+func TestGateBaselineHistoryStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds six refreshes")
+	}
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "fast"), 0o755)
+	fast, slow := tinyConfig(t, filepath.Join(dir, "fast"), "4ms"), tinyConfig(t, dir, "12ms")
+	os.WriteFile(fast, []byte(strings.ReplaceAll(read(t, fast), filepath.Join(dir, "fast", "baselines"), filepath.Join(dir, "baselines"))), 0o644)
+	for i, c := range []string{"aaaa1", "aaaa2", "aaaa3", "bbbb1", "bbbb2", "bbbb3"} {
+		cfg := fast
+		if i >= 3 {
+			cfg = slow
+		}
+		seedAt(t, dir, cfg, c)
+	}
+	var out, errb bytes.Buffer
+	code := Gate(context.Background(), []string{"--config", slow, "--results-dir", filepath.Join(dir, "pr")},
+		GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+	rep := read(t, filepath.Join(dir, "pr", "report.md"))
+	if code != ExitOK || !strings.Contains(rep, "since main changed at commit bbbb1") || !strings.Contains(rep, "6 older run") {
+		t.Fatalf("exit %d\n%s\n%s", code, rep, errb.String())
+	}
+	// The control: the same candidate against the fast history alone fails.
+	os.RemoveAll(filepath.Join(dir, "baselines"))
+	seedAt(t, dir, fast, "aaaa1")
+	seedAt(t, dir, fast, "aaaa2")
+	out.Reset()
+	code = Gate(context.Background(), []string{"--config", slow, "--results-dir", filepath.Join(dir, "pr2")},
+		GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+	if code != ExitRegression {
+		t.Fatalf("against the fast history: exit %d\n%s", code, read(t, filepath.Join(dir, "pr2", "report.md")))
+	}
+}
+
 func TestGateWithShippedBaselines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three 3-second profiles")

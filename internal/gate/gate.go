@@ -209,11 +209,11 @@ func (g *gate) runScenarios(ctx context.Context, target, baseTarget string, cmp 
 			if cmp == nil {
 				break
 			}
-			if err := g.compareScenario(ctx, cmp, &gs, look.Alpha); err != nil {
+			if err := g.compareScenario(ctx, cmp, &gs, look); err != nil {
 				return nil, err
 			}
 			if len(looks) > 1 {
-				gs.lookNote = fmt.Sprintf("adaptive repeats: look %d of %d after %d runs in %.1fs, at α %.3g of the %.3g spent over the looks", li+1, len(looks), look.N, time.Since(started).Seconds(), look.Alpha, cmp.st.Options.Alpha)
+				gs.lookNote = fmt.Sprintf("adaptive repeats: look %d of %d after %d runs in %.1fs, at α %.3g for a FAIL and %.3g for a PASS, of the %.3g each spends over the looks", li+1, len(looks), look.N, time.Since(started).Seconds(), look.Alpha, look.PassAlpha, cmp.st.Options.Alpha)
 			}
 			if gs.Verdict() != Inconclusive {
 				break
@@ -365,11 +365,11 @@ func (g *gate) comparer(ctx context.Context, store baseline.Store) (*comparer, [
 	return c, notes, nil
 }
 
-// compareScenario compares sc's runs so far at level alpha: with the
+// compareScenario compares sc's runs so far at the look's levels: with the
 // baseline server's runs (paired), or with the stored baselines, read once.
-func (g *gate) compareScenario(ctx context.Context, c *comparer, sc *Scenario, alpha float64) error {
+func (g *gate) compareScenario(ctx context.Context, c *comparer, sc *Scenario, look compare.Look) error {
 	st := *c.st
-	st.Options.Alpha = alpha
+	st.Options.Alpha, st.Options.PassAlpha = look.Alpha, look.PassAlpha
 	var base, cand []result.Loaded
 	for i, r := range sc.Candidate {
 		cand = append(cand, result.Loaded{Path: fmt.Sprintf("run-%d", i+1), Run: r})
@@ -424,8 +424,25 @@ func (g *gate) loadBaselines(ctx context.Context, c *comparer, sc *Scenario) err
 		sc.Baseline = append(sc.Baseline, r)
 		sc.baselineNames = append(sc.baselineNames, e.Name)
 	}
-	if len(sel) > 0 {
-		sc.BaselineSource = source + " in " + c.store.String()
+	if len(sel) == 0 {
+		return nil
+	}
+	sc.BaselineSource = source + " in " + c.store.String()
+	// Where main's history shows a step, only the runs since describe it.
+	var loaded []result.Loaded
+	for i, r := range sc.Baseline {
+		loaded = append(loaded, result.Loaded{Path: sc.baselineNames[i], Run: r})
+	}
+	shift, err := judge.LastShift(c.st, loaded)
+	if err != nil {
+		return fmt.Errorf("scenario %q: %w", sc.Name, err)
+	}
+	if shift != nil {
+		at := sel[shift.Run]
+		sc.BaselineSource += fmt.Sprintf(", since main changed at commit %s (%s %+.1f%%, p = %.2g; %d older run(s) left out)",
+			at.Commit, shift.Stat, 100*shift.Change, shift.P, shift.Run)
+		sc.Baseline, sc.baselineNames = sc.Baseline[shift.Run:], sc.baselineNames[shift.Run:]
+		g.logf("aiperf-action gate: %s: the baseline history steps at commit %s (%s %+.1f%%): comparing with the %d run(s) since", sc.Name, at.Commit, shift.Stat, 100*shift.Change, len(sc.Baseline))
 	}
 	return nil
 }
