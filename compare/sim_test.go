@@ -338,4 +338,3 @@ func TestPowerTable(t *testing.T) {
 	}
 	t.Logf("K=10, R=3, %d trials per cell (%d with 10,000 requests a run), FAIL / PASS rates:\n%s", trials, trials/2, j.String())
 }
-
