@@ -474,6 +474,34 @@ baseline:
 	}
 }
 
+// Paired A/B from the action's inputs alone: baseline-server names the
+// baseline (here simulator, then the URL of one already running), and a
+// branch store, which paired mode never touches, needs no token.
+func TestGatePairedABFromInputs(t *testing.T) {
+	dir := t.TempDir()
+	cfg := tinyConfig(t, dir, "23ms")
+	gate := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := Gate(context.Background(), append([]string{"--config", cfg, "--baseline-store", "branch"}, args...),
+			GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+		return code, out.String(), errb.String()
+	}
+	code, out, errs := gate("--results-dir", filepath.Join(dir, "same"), "--baseline-server", "simulator", "--repeats", "4")
+	if code != 0 || !strings.Contains(out, "verdict PASS") || !strings.Contains(read(t, filepath.Join(dir, "same", "report.md")), "paired A/B: 4 pairs") {
+		t.Fatalf("the simulator against itself: exit %d\n%s\n%s", code, out, errs)
+	}
+	c := sim.DefaultConfig
+	c.TTFT, c.ITL = 20*time.Millisecond, time.Millisecond
+	url := serveHandler(t, sim.New(c))
+	code, out, errs = gate("--results-dir", filepath.Join(dir, "slower"), "--baseline-server", url, "--repeats", "4")
+	if code != ExitRegression || !strings.Contains(out, "verdict FAIL") {
+		t.Fatalf("23 ms against a baseline server at 20 ms: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, _, errs := gate("--results-dir", filepath.Join(dir, "cmd"), "--baseline-server", "sleep 60"); code != ExitError || !strings.Contains(errs, "baseline-server-ready-url") {
+		t.Fatalf("a command without a ready URL: exit %d\n%s", code, errs)
+	}
+}
+
 // Adaptive repeats: a scenario still inconclusive gets more runs, look by
 // look, up to max-repeats, and says where it stopped; a clear regression
 // is decided at the first look, with no extra runs.

@@ -186,7 +186,7 @@ func (g *Gate) Validate() error {
 			bad("baseline-server: give exactly one of simulator, command (with ready-url) or url")
 		}
 		if b.Command != "" && b.ReadyURL == "" {
-			bad("baseline-server.ready-url is needed with baseline-server.command")
+			bad("baseline-server.ready-url (the input baseline-server-ready-url) is needed with baseline-server.command")
 		}
 	}
 	switch g.CacheReset {

@@ -23,6 +23,31 @@ func (g *Gate) Override(input func(name string) string) error {
 	if v := input("server-ready-url"); v != "" {
 		g.Server.ReadyURL = v
 	}
+	if v := input("baseline-server"); v != "" {
+		b := &Server{ReadyTimeout: g.Server.ReadyTimeout}
+		switch {
+		case v == "simulator":
+			b.Simulator = true
+			if g.Server.Simulator {
+				b.TTFT, b.ITL = g.Server.TTFT, g.Server.ITL
+			}
+		case strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://"):
+			b.URL = v
+		default:
+			b.Command = v
+			if old := g.BaselineServer; old != nil {
+				b.ReadyURL, b.URL = old.ReadyURL, old.URL
+			}
+		}
+		g.BaselineServer = b
+	}
+	if v := input("baseline-server-ready-url"); v != "" {
+		if g.BaselineServer == nil {
+			errs = append(errs, fmt.Errorf("baseline-server-ready-url %q: there is no baseline-server", v))
+		} else {
+			g.BaselineServer.ReadyURL = v
+		}
+	}
 	for name, dst := range map[string]*time.Duration{"server-ready-timeout": &g.Server.ReadyTimeout, "time-budget": &g.TimeBudget} {
 		if v := input(name); v != "" {
 			d, err := time.ParseDuration(v)

@@ -52,9 +52,13 @@ func Run(ctx context.Context, cfg *config.Gate, env *action.Env, opt Options) (i
 	}
 	opt.defaults()
 	g := &gate{opt: opt, env: env, cfg: cfg, job: jobID(env)}
-	store, err := g.store()
-	if err != nil {
-		return 0, err
+	var store baseline.Store
+	if cfg.BaselineServer == nil { // paired A/B neither reads nor writes the store
+		s, err := g.store()
+		if err != nil {
+			return 0, err
+		}
+		store = s
 	}
 	target, stop, serverDesc, err := g.bringUp(ctx)
 	if err != nil {
@@ -469,13 +473,20 @@ func (g *gate) refresh(ctx context.Context, store baseline.Store, scenarios []Sc
 	return nil
 }
 
+func storeName(s baseline.Store) string {
+	if s == nil {
+		return "none (paired A/B)"
+	}
+	return s.String()
+}
+
 func (g *gate) meta(serverDesc string, store baseline.Store) Meta {
 	runner := runtime.GOOS + "/" + runtime.GOARCH + fmt.Sprintf(", %d CPUs", runtime.NumCPU())
 	if n := g.env.Getenv("RUNNER_NAME"); n != "" {
 		runner = n + " (" + runner + ")"
 	}
 	return Meta{Model: g.cfg.Model, Server: serverDesc, Runner: runner, Commit: g.commit(),
-		Event: g.env.Ctx.EventName, Store: store.String(), Seed: g.cfg.Seed, Repeats: g.cfg.Repeats}
+		Event: g.env.Ctx.EventName, Store: storeName(store), Seed: g.cfg.Seed, Repeats: g.cfg.Repeats}
 }
 
 // jobID names this gate invocation's job: the Actions run, attempt and job

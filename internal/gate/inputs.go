@@ -25,6 +25,8 @@ var Inputs = []Input{
 	{"server-command", "", "command that starts the server (overrides the config)"},
 	{"server-ready-url", "", "URL polled until the server answers 2xx"},
 	{"server-ready-timeout", "", "how long to wait for readiness, e.g. 10m"},
+	{"baseline-server", "", "paired A/B: the baseline build of the server, a URL it answers at, a command that starts it, or simulator"},
+	{"baseline-server-ready-url", "", "paired A/B: URL polled until the baseline server's command has it answering 2xx"},
 	{"scenarios", "", "comma-separated scenario names to run (default all)"},
 	{"repeats", "", "runs per scenario"},
 	{"max-repeats", "", "adaptive: more runs, up to this many, while a scenario is inconclusive"},
