@@ -17,6 +17,7 @@
 package schedule
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -24,11 +25,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/dataset"
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
 // Entry is one planned request.
@@ -40,6 +43,30 @@ type Entry struct {
 	MaxTokens     int             `json:"max_tokens,omitempty"`
 	CancelAfterNs int64           `json:"cancel_after_ns,omitempty"` // cancel this long after sending
 	Body          json.RawMessage `json:"body"`
+	// FreshAt−1 and FreshLen locate the prompt's first word in Body, in a
+	// cycling pool of synthetic prompts (0: none); see Fresh.
+	FreshAt  int `json:"fresh_at,omitempty"`
+	FreshLen int `json:"fresh_len,omitempty"`
+}
+
+// Fresh is the body of the entry's use in cycle c of its pool: from the
+// second cycle on, its first word, the o-th of the vocabulary, is replaced
+// by the (o+c)-th, so that no request of the first VocabSize cycles resends
+// an earlier one's prompt (and hits the server's prefix cache) while every
+// length stays.
+func (e Entry) Fresh(c int) json.RawMessage {
+	if c == 0 || e.FreshAt == 0 || e.FreshAt-1+e.FreshLen > len(e.Body) {
+		return e.Body
+	}
+	at := e.FreshAt - 1
+	o, ok := tokenizer.Index(string(e.Body[at : at+e.FreshLen]))
+	if !ok {
+		return e.Body
+	}
+	w := tokenizer.Word(o + c)
+	out := make([]byte, 0, len(e.Body)-e.FreshLen+len(w))
+	out = append(append(append(out, e.Body[:at]...), w...), e.Body[at+e.FreshLen:]...)
+	return out
 }
 
 // Phase names.
@@ -154,7 +181,7 @@ func (b *builder) warmup(seed uint64) (*Phase, error) {
 		ph.Cycle, n = true, p.NumDatasetEntries
 	}
 	prompts := dataset.Synthetic(n, b.lengths(), Stream(seed, StreamLengths), Stream(PayloadSeed(seed, b.p.Repeat), StreamPayloads))
-	return ph, b.fill(ph, prompts, dues, Stream(seed, StreamIDs))
+	return ph, b.fill(ph, prompts, dues, Stream(seed, StreamIDs), true)
 }
 
 func (b *builder) profiling(seed uint64) (*Phase, error) {
@@ -209,7 +236,7 @@ func (b *builder) profiling(seed uint64) (*Phase, error) {
 	default:
 		pr = prompts(p.RequestCount)
 	}
-	if err := b.fill(ph, pr, dues, Stream(seed, StreamIDs)); err != nil {
+	if err := b.fill(ph, pr, dues, Stream(seed, StreamIDs), file == nil); err != nil {
 		return nil, err
 	}
 	if len(ph.Entries) == 0 {
@@ -253,7 +280,12 @@ func fixedSchedule(p *config.Profile, file []dataset.Line) ([]dataset.Prompt, []
 }
 
 // fill builds the entries of ph from prompts and (open loop) due offsets.
-func (b *builder) fill(ph *Phase, prompts []dataset.Prompt, dues []float64, ids *rand.Rand) error {
+//
+// In a cycling pool of synthetic prompts, each entry says where its
+// prompt's first word sits in the body (FreshAt, FreshLen), so that the
+// worker can give every cycle after the first its own first word: a prompt
+// sent again would otherwise be served from the server's prefix cache.
+func (b *builder) fill(ph *Phase, prompts []dataset.Prompt, dues []float64, ids *rand.Rand, synthetic bool) error {
 	ph.Entries = make([]Entry, len(prompts))
 	for i, pr := range prompts {
 		body, err := b.kind.Build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
@@ -264,6 +296,14 @@ func (b *builder) fill(ph *Phase, prompts []dataset.Prompt, dues []float64, ids 
 		e := Entry{Index: i, SessionID: uuid(ids), ISL: pr.ISL, MaxTokens: pr.MaxTokens, Body: body}
 		if dues != nil {
 			e.DueNs = seconds(dues[i])
+		}
+		if ph.Cycle && synthetic {
+			first, _, _ := strings.Cut(pr.Text, " ")
+			if _, word := tokenizer.Index(first); word {
+				if at := bytes.Index(body, []byte(pr.Text)); at >= 0 {
+					e.FreshAt, e.FreshLen = at+1, len(first)
+				}
+			}
 		}
 		if !ph.Cycle && Cancelled(ph.Seed, i, ph.CancelPct) {
 			e.CancelAfterNs = ph.CancelDelay

@@ -3,6 +3,8 @@ package schedule
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
@@ -144,8 +146,47 @@ func TestDurationClosedLoopCycles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ph := pl.Profiling(); !ph.Cycle || len(ph.Entries) != 7 || ph.DurationNs != 5e9 {
+	ph := pl.Profiling()
+	if !ph.Cycle || len(ph.Entries) != 7 || ph.DurationNs != 5e9 {
 		t.Fatalf("phase %+v", ph)
+	}
+	// Each cycle after the first sends its own first word: no request of a
+	// run resends an earlier one's prompt, and every prompt keeps its length.
+	content := func(b []byte) string {
+		var body struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		if err := json.Unmarshal(b, &body); err != nil || len(body.Messages) != 1 {
+			t.Fatalf("body %s: %v", b, err)
+		}
+		return body.Messages[0].Content
+	}
+	seen := map[string]bool{}
+	for c := 0; c < 300; c++ {
+		for i, e := range ph.Entries {
+			text := content(e.Fresh(c))
+			if seen[text] {
+				t.Fatalf("cycle %d entry %d resends a prompt", c, i)
+			}
+			seen[text] = true
+			if got := tokenizer.Count(text); got != e.ISL {
+				t.Fatalf("cycle %d entry %d: %d tokens, want %d", c, i, got, e.ISL)
+			}
+			if c == 0 && !bytes.Equal(e.Fresh(0), e.Body) {
+				t.Fatal("the first cycle changed its body")
+			}
+		}
+	}
+	// A pool from an input file is the user's text: sent as it is.
+	f := filepath.Join(t.TempDir(), "in.jsonl")
+	os.WriteFile(f, []byte(`{"text": "the same words"}`+"\n"), 0o644)
+	p.InputFile = f
+	pl, err = Build(p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := pl.Profiling().Entries[0]; e.FreshAt != 0 || !bytes.Equal(e.Fresh(3), e.Body) {
+		t.Fatalf("a file's prompt is changed: %+v", e)
 	}
 }
 

@@ -40,6 +40,20 @@ func Word(i int) string {
 	return vocab[i%VocabSize]
 }
 
+var index = func() map[string]int {
+	m := make(map[string]int, VocabSize)
+	for i, w := range vocab {
+		m[w] = i
+	}
+	return m
+}()
+
+// Index is the position of w in the vocabulary, if it is a word of it.
+func Index(w string) (int, bool) {
+	i, ok := index[w]
+	return i, ok
+}
+
 // Count returns the number of builtin tokens in s: its whitespace-separated words.
 func Count(s string) int { return CountBytes([]byte(s)) }
 

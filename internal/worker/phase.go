@@ -146,6 +146,7 @@ func (r *phaseRun) entry(k int) (schedule.Entry, bool) {
 	}
 	g := k*max(ph.Stride, 1) + ph.Offset
 	e := ph.Entries[g%len(ph.Entries)]
+	e.Body = e.Fresh(g / len(ph.Entries))
 	e.Index = g
 	e.SessionID += "-" + strconv.Itoa(g)
 	if schedule.Cancelled(ph.Seed, g, ph.CancelPct) {
