@@ -92,15 +92,15 @@ func TestServerMetricsScraped(t *testing.T) {
 	if !ok || sm.Scrapes < 2 {
 		t.Fatalf("server metrics %+v", run.ServerMetrics)
 	}
-	gen := sm.Metrics["aiperf_sim:generation_tokens_total"]
+	gen := sm.Metrics["vllm:generation_tokens_total"]
 	if gen.Delta == nil || *gen.Delta != 400 {
 		t.Errorf("generation tokens delta %v, want 40 requests × 10", gen.Delta)
 	}
-	ttft := sm.Metrics["aiperf_sim:time_to_first_token_seconds"]
+	ttft := sm.Metrics["vllm:time_to_first_token_seconds"]
 	if ttft.P50 == nil || *ttft.P50 < 0.02 || *ttft.P50 > 0.04 || *ttft.Count != 40 {
 		t.Errorf("TTFT histogram %+v", ttft)
 	}
-	if g := sm.Metrics["aiperf_sim:num_requests_running"]; g.Max == nil || *g.Max > 3 {
+	if g := sm.Metrics["vllm:num_requests_running"]; g.Max == nil || *g.Max > 3 {
 		t.Errorf("running gauge %+v (concurrency 3)", g)
 	}
 	dir2 := filepath.Join(t.TempDir(), "run")

@@ -178,7 +178,8 @@ func (c *connWriter) send(req *http.Request) error {
 
 // streamConn writes a streamed response on a taken-over connection: the
 // headers at once, then each chunk at its due time from the pacer.
-func (s *Server) streamConn(tk *takeover, r *http.Request, n int, chunk func(k int, b []byte) []byte, arrival time.Time, truth *Truth) {
+func (s *Server) streamConn(tk *takeover, r *http.Request, rp *reply, chunk func(k int, b []byte) []byte) {
+	n, arrival, truth := rp.sent, rp.arrival, rp.truth
 	hdr := "HTTP/1.1 200 OK\r\nCache-Control: no-cache\r\nContent-Type: text/event-stream; charset=utf-8\r\nDate: " +
 		time.Now().UTC().Format(http.TimeFormat) + "\r\nTransfer-Encoding: chunked\r\n"
 	if r.Close {
@@ -190,8 +191,18 @@ func (s *Server) streamConn(tk *takeover, r *http.Request, n int, chunk func(k i
 		return
 	}
 	truth.Gaps = make([]int64, 0, n)
-	st := &paced{n: n, chunk: chunk, due: func(k int) time.Time { return s.due(arrival, k) },
-		truth: truth, arrival: arrival, next: s.due(arrival, 0), buf: make([]byte, 0, 512)}
+	st := &paced{n: n, chunk: chunk, due: s.exactDue(rp), eng: rp.eng, truth: truth, arrival: arrival, buf: make([]byte, 0, 512)}
+	defer func() {
+		if rp.sent < rp.n && !truth.Aborted { // faultDisconnect: reset the connection mid-stream
+			if tc, ok := tk.conn.(*net.TCPConn); ok {
+				tc.SetLinger(0)
+			}
+			truth.Aborted, tk.closeNow = true, true
+		}
+	}()
+	if n == 0 {
+		return
+	}
 	if sc, ok := tk.conn.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
 			st.rc, st.done, st.idx = rc, make(chan struct{}), -1
@@ -224,7 +235,17 @@ func (s *Server) streamConn(tk *takeover, r *http.Request, n int, chunk func(k i
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for ; st.k < st.n; st.k++ {
-		if d := time.Until(st.due(st.k)); d > 0 {
+		due := time.Time{}
+		if st.eng != nil {
+			var ok bool
+			if due, ok = s.waitDue(st.eng, st.k, nil); !ok {
+				truth.Aborted, tk.closeNow = true, true
+				return
+			}
+		} else {
+			due = st.due(st.k)
+		}
+		if d := time.Until(due); d > 0 {
 			timer.Reset(d)
 			select {
 			case <-timer.C:

@@ -2,11 +2,14 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
@@ -61,6 +64,32 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 	h := hashBody(body)
 	n, finish := s.outputLen(&req, h)
 	isl := promptTokens(&req)
+	f := s.cfg.Faults.pick(h)
+	switch f {
+	case faultError:
+		s.metrics.failed.Add(1)
+		apiError(w, http.StatusInternalServerError, "internal_server_error", "injected fault (--error-rate)")
+		return
+	case faultRateLimit:
+		s.metrics.failed.Add(1)
+		w.Header().Set("Retry-After", "1")
+		apiError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "injected fault (--rate-limit-rate)")
+		return
+	}
+	var es *engSeq
+	if s.engine != nil {
+		if !s.engine.fits(isl, n) {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("%d prompt and %d output tokens do not fit in the engine's KV cache", isl, n))
+			return
+		}
+		es = &engSeq{seq: engine.Seq{ISL: isl, OSL: n, Hashes: promptHashes(&req, s.cfg.Engine.BlockSize), Arrival: arrival.UnixNano()},
+			arrival: arrival, notify: make(chan struct{}, 1), stallAt: -1}
+		es.seq.Ref = es
+		if f == faultStall {
+			es.stallAt, es.stall = n/2, s.cfg.Faults.Stall
+		}
+		s.engine.add(es)
+	}
 	model := req.Model
 	if model == "" {
 		model = s.cfg.Model
@@ -78,11 +107,22 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 		s.metrics.running.Add(-1)
 		s.metrics.requests.Add(1)
 		s.metrics.genTokens.Add(int64(n))
-		if truth.FirstToken > 0 {
-			s.metrics.observeTTFT(time.Duration(truth.FirstToken))
-		}
+		s.metrics.observe(&truth)
 	}()
-	rp := &reply{sh: sh, n: n, finish: finish, h: h, arrival: arrival, usage: usage, truth: &truth}
+	rp := &reply{sh: sh, n: n, finish: finish, h: h, arrival: arrival, usage: usage, truth: &truth, eng: es, fault: f, badAt: -1, sent: n}
+	switch f {
+	case faultMalformed:
+		rp.badAt = n / 2
+	case faultDisconnect:
+		rp.sent = n / 2
+	}
+	if es != nil {
+		defer func() {
+			if truth.Aborted || rp.sent < n {
+				s.engine.abort(es)
+			}
+		}()
+	}
 	if req.Stream {
 		rp.prefix, rp.withUsage = prefix(sh.chunkObj), req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 		s.stream(w, r, rp)
@@ -93,9 +133,17 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 	s.keep(truth)
 }
 
-// due is when token k is written.
+// due is when token k is written, in exact mode.
 func (s *Server) due(arrival time.Time, k int) time.Time {
 	return arrival.Add(s.cfg.TTFT + time.Duration(k)*s.cfg.ITL)
+}
+
+// apiError answers with an OpenAI-shaped error.
+func apiError(w http.ResponseWriter, code int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	m, _ := json.Marshal(msg)
+	io.WriteString(w, `{"error":{"message":`+string(m)+`,"type":"`+typ+`","code":`+strconv.Itoa(code)+`}}`)
 }
 
 // waitUntil sleeps until t or until the client goes away.
@@ -126,6 +174,33 @@ type reply struct {
 	withUsage bool // a usage chunk before [DONE] (stream_options.include_usage)
 	usage     string
 	truth     *Truth
+	eng       *engSeq // engine mode
+	fault     fault
+	badAt     int // the chunk sent broken (faultMalformed), else −1
+	sent      int // chunks sent before the connection is reset (faultDisconnect), else n
+}
+
+// dueOf is when chunk k is due (in exact mode, with a stall applied).
+func (s *Server) exactDue(rp *reply) func(k int) time.Time {
+	stallAt, stall := -1, time.Duration(0)
+	if rp.fault == faultStall {
+		stallAt, stall = rp.n/2, s.cfg.Faults.Stall
+	}
+	return func(k int) time.Time {
+		t := s.due(rp.arrival, k)
+		if stallAt >= 0 && k >= stallAt {
+			t = t.Add(stall)
+		}
+		return t
+	}
+}
+
+// usageJSON is the usage object, with the cached prompt tokens in engine mode.
+func (rp *reply) usageJSON() string {
+	if rp.eng == nil {
+		return rp.usage
+	}
+	return strings.TrimSuffix(rp.usage, "}") + `,"prompt_tokens_details":{"cached_tokens":` + strconv.FormatInt(rp.eng.cached.Load(), 10) + `}}`
 }
 
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, rp *reply) {
@@ -150,7 +225,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rp *reply) {
 			}
 			return b
 		}
-		s.streamConn(tk, r, n, chunk, arrival, truth)
+		s.streamConn(tk, r, rp, chunk)
 		return
 	}
 	fl, _ := w.(http.Flusher)
@@ -165,8 +240,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rp *reply) {
 	buf := make([]byte, 0, 512)
 	var last time.Time
 	truth.Gaps = make([]int64, 0, n)
+	exact := s.exactDue(rp)
 	for k := 0; k < n; k++ {
-		if !waitUntil(r, timer, s.due(arrival, k)) {
+		if k == rp.sent {
+			panic(http.ErrAbortHandler) // faultDisconnect: drop the connection mid-stream
+		}
+		due := exact(k)
+		if rp.eng != nil {
+			var ok bool
+			if due, ok = s.waitDue(rp.eng, k, r.Context().Done()); !ok {
+				truth.Aborted = true
+				return
+			}
+		}
+		if !waitUntil(r, timer, due) {
 			truth.Aborted = true
 			return
 		}
@@ -199,6 +286,9 @@ func (rp *reply) event(buf []byte, k int) []byte {
 		buf = append(buf, prefix...)
 		buf = append(buf, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
 	}
+	if k == rp.badAt {
+		return append(buf, "data: "+prefix+"{\"index\":0,\"delta\":{\"content\":\" broken\n\n"...) // faultMalformed: cut off mid-object
+	}
 	buf = append(buf, "data: "...)
 	buf = append(buf, prefix...)
 	buf = append(buf, sh.contentPre...)
@@ -218,7 +308,7 @@ func (rp *reply) end(buf []byte) []byte {
 	if rp.withUsage {
 		buf = append(buf, "data: "...)
 		buf = append(buf, rp.prefix...)
-		buf = append(buf, "],"+rp.usage+"}\n\n"...)
+		buf = append(buf, "],"+rp.usageJSON()+"}\n\n"...)
 	}
 	return append(buf, "data: [DONE]\n\n"...)
 }
@@ -249,7 +339,18 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, rp *reply) {
 	n, arrival, truth := rp.n, rp.arrival, rp.truth
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	if !waitUntil(r, timer, s.due(arrival, n-1)) {
+	if rp.fault == faultDisconnect {
+		panic(http.ErrAbortHandler)
+	}
+	due := s.exactDue(rp)(n - 1)
+	if rp.eng != nil {
+		var ok bool
+		if due, ok = s.waitDue(rp.eng, n-1, r.Context().Done()); !ok {
+			truth.Aborted = true
+			return
+		}
+	}
+	if !waitUntil(r, timer, due) {
 		truth.Aborted = true
 		return
 	}
@@ -259,7 +360,7 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, rp *reply) {
 		text = append(text, tokenizer.Word(int(rp.h)+k)...)
 	}
 	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, rp.prefix+rp.sh.whole(string(text), rp.finish)+"],"+rp.usage+"}")
+	io.WriteString(w, rp.prefix+rp.sh.whole(string(text), rp.finish)+"],"+rp.usageJSON()+"}")
 	truth.FirstToken = int64(time.Since(arrival))
 }
 

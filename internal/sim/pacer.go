@@ -49,7 +49,12 @@ type paced struct {
 	// chunk appends chunk k's bytes, HTTP chunk framing included (the
 	// last one carries the stream's end).
 	chunk   func(k int, b []byte) []byte
-	due     func(k int) time.Time
+	due     func(k int) time.Time // exact mode: when chunk k is due
+	// eng, in engine mode, learns each chunk's due time step by step: a
+	// stream whose next due is not known yet is parked (out of the heap)
+	// until the engine publishes it.
+	eng     *engSeq
+	parked  bool // guarded by pacer.mu
 	truth   *Truth
 	arrival time.Time
 	last    time.Time
@@ -73,13 +78,38 @@ func newPacer() *pacer {
 func (p *pacer) add(st *paced) {
 	p.once.Do(func() { go p.run() })
 	p.mu.Lock()
+	if st.eng != nil {
+		st.eng.st = st
+	}
+	first := p.scheduleLocked(st)
+	p.mu.Unlock()
+	p.kick(first)
+}
+
+// scheduleLocked queues st at its next chunk's due time, or parks it when
+// the engine has not said it yet; true when st is now first in the heap.
+func (p *pacer) scheduleLocked(st *paced) bool {
+	if st.eng != nil {
+		if st.k >= len(st.eng.dues) {
+			st.parked = true
+			return false
+		}
+		st.next = st.eng.dueAt(st.k)
+	} else {
+		st.next = st.due(st.k)
+	}
 	heap.Push(&p.q, st)
 	first := p.q[0] == st
 	if first && p.w != nil {
 		p.w.arm(max(time.Until(st.next), 0)) // (negative would disarm)
 	}
-	p.mu.Unlock()
-	if first { // whichever way the pacer sleeps (a stale wake-up is harmless)
+	return first
+}
+
+// kick wakes the pacer when a stream became first (whichever way it
+// sleeps; a stale wake-up is harmless).
+func (p *pacer) kick(first bool) {
+	if first {
 		select {
 		case p.wake <- struct{}{}:
 		default:
@@ -94,6 +124,10 @@ func (p *pacer) remove(st *paced) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st.abort = true
+	if st.parked {
+		st.parked, st.err = false, errGone
+		return true
+	}
 	if st.idx < 0 {
 		return false
 	}
@@ -165,7 +199,7 @@ func (p *pacer) run() {
 				more, st.err = false, errGone
 			}
 			if more {
-				heap.Push(&p.q, st)
+				p.scheduleLocked(st)
 			}
 			p.mu.Unlock()
 			if !more {
@@ -208,11 +242,7 @@ func (p *pacer) write(st *paced) bool {
 	}
 	st.stamp(time.Now())
 	st.k++
-	if st.k == st.n {
-		return false
-	}
-	st.next = st.due(st.k)
-	return true
+	return st.k < st.n
 }
 
 // stamp records that chunk k has been handed to the kernel at now.

@@ -44,7 +44,6 @@ func TestPacersInARow(t *testing.T) {
 		st := &paced{rc: rc, n: 3, idx: -1, done: make(chan struct{}), truth: &Truth{}, arrival: arrival,
 			chunk: func(k int, b []byte) []byte { return append(b, "x"...) },
 			due:   func(k int) time.Time { return arrival.Add(time.Duration(k+1) * time.Millisecond) }}
-		st.next = st.due(0)
 		p.add(st)
 		select {
 		case <-st.done:

@@ -17,11 +17,15 @@ import (
 	"encoding/json"
 	"hash/fnv"
 	"io"
+	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
 )
 
 // Config is the simulator's behaviour.
@@ -36,6 +40,17 @@ type Config struct {
 	// streamed response the connection looks reusable, but the next
 	// request on it is read and answered by a close.
 	CloseAfterStream bool
+	// Mode is "exact" (the default: every token on TTFT + k·ITL) or
+	// "engine": every token when the engine model (Engine) produces it.
+	Mode   string
+	Engine engine.Config
+	Faults Faults
+	// SpeedJitter is the relative spread of a per-process speed factor,
+	// drawn once from SpeedSeed: every step (engine mode) or TTFT and ITL
+	// (exact mode) is scaled by it, so the runs of one process share one
+	// slowdown, the way a CI machine's do.
+	SpeedJitter float64
+	SpeedSeed   uint64
 }
 
 // DefaultConfig is exact mode with modest timings.
@@ -80,6 +95,9 @@ type Server struct {
 	connMu sync.Mutex
 	conns  map[net.Conn]struct{} // taken over from net/http
 
+	engine *engineRun // engine mode
+	speed  float64    // the process's speed factor (1: none)
+
 	rx        sync.Map // remote address → *rxtime.Conn (see Listener)
 	rxOnce    sync.Once
 	rxRelease func()
@@ -96,14 +114,31 @@ func New(cfg Config) *Server {
 	if cfg.Model == "" {
 		cfg.Model = DefaultConfig.Model
 	}
-	s := &Server{cfg: cfg, created: time.Now().Unix(), mux: http.NewServeMux(), pace: newPacer()}
+	s := &Server{cfg: cfg, created: time.Now().Unix(), mux: http.NewServeMux(), pace: newPacer(), speed: 1}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if cfg.SpeedJitter > 0 {
+		s.speed = math.Exp(cfg.SpeedJitter * rand.New(rand.NewPCG(cfg.SpeedSeed, 0x5bd1e995)).NormFloat64())
+	}
+	if cfg.Mode == "engine" {
+		ec := cfg.Engine
+		if ec.Speed == 0 {
+			ec.Speed = 1
+		}
+		ec.Speed *= s.speed
+		s.engine = newEngineRun(ec, s.pace)
+		go s.engine.loop(s.ctx)
+		s.mux.HandleFunc("POST /reset_prefix_cache", func(w http.ResponseWriter, r *http.Request) { s.engine.resetPrefixCache(); w.WriteHeader(http.StatusOK) })
+		s.mux.HandleFunc("GET /sim/engine", s.engineHandler)
+	} else {
+		s.cfg.TTFT = time.Duration(float64(cfg.TTFT) * s.speed)
+		s.cfg.ITL = time.Duration(float64(cfg.ITL) * s.speed)
+	}
 	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, chatShape) })
 	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, completionShape) })
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.mux.HandleFunc("GET /sim/truth", s.truthHandler)
-	s.mux.HandleFunc("GET /metrics", s.metrics.serve)
+	s.mux.HandleFunc("GET /metrics", s.metricsHandler)
 	s.mux.HandleFunc("DELETE /sim/truth", func(w http.ResponseWriter, r *http.Request) { s.Reset(); w.WriteHeader(http.StatusNoContent) })
 	return s
 }

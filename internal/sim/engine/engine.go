@@ -70,6 +70,7 @@ type Seq struct {
 	ISL, OSL int      // prompt tokens; tokens to generate (at least 1)
 	Hashes   []uint64 // chained hashes of the prompt's full blocks (see BlockHashes)
 	Arrival  int64    // ns; the engine admits in arrival order
+	Ref      any      // the caller's
 
 	// What happened, readable after each Step.
 	Generated   int // tokens produced so far
@@ -174,6 +175,13 @@ func (e *Engine) Abort(s *Seq) {
 		e.release(s)
 	}
 	s.state = stDone
+}
+
+// Fits reports whether a request of isl prompt and osl output tokens can
+// ever run: its whole context must fit in the KV cache (a server refuses
+// longer ones, as vLLM refuses prompts past max_model_len).
+func (e *Engine) Fits(isl, osl int) bool {
+	return e.blocksFor(isl+max(osl, 1)) <= e.cfg.KVBlocks
 }
 
 // Idle reports whether there is nothing to step.

@@ -1,0 +1,277 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
+)
+
+// engSeq is one request in engine mode: the model's sequence, and the due
+// times of its tokens as the engine publishes them, step by step.
+type engSeq struct {
+	seq     engine.Seq
+	arrival time.Time
+	dues    []time.Time   // guarded by pacer.mu
+	st      *paced        // its stream in the pacer, once added (guarded by pacer.mu)
+	notify  chan struct{} // poked at each new due, for the blocking writers
+	cached  atomic.Int64  // prompt tokens found in the prefix cache
+	stallAt int           // faultStall: tokens from this one on go out stall later (−1: none)
+	stall   time.Duration
+}
+
+// dueAt is token k's due time, stall applied (k < len(dues); under pacer.mu).
+func (es *engSeq) dueAt(k int) time.Time {
+	if es.stallAt >= 0 && k >= es.stallAt {
+		return es.dues[k].Add(es.stall)
+	}
+	return es.dues[k]
+}
+
+// engineRun drives an engine.Engine in real time. One goroutine runs its
+// steps back to back: at each step's (modelled) start it admits the
+// requests that have arrived by then, asks the model for the step's
+// duration, and publishes a due time of start + duration for every token
+// the step produced; then it sleeps until that end, which starts the next
+// step. The due times are the model's own schedule, so a late wake-up
+// delays nothing that is written, as long as it is shorter than a step;
+// how late the engine woke is kept (GET /sim/engine) to show that.
+type engineRun struct {
+	mu    sync.Mutex // guards eng, inbox, gone, lag
+	eng   *engine.Engine
+	inbox []*engSeq
+	gone  []*engSeq
+	kick  chan struct{}
+	pace  *pacer
+	lag   *hdr.Histogram // µs the engine woke after each step's end
+}
+
+func newEngineRun(cfg engine.Config, pace *pacer) *engineRun {
+	return &engineRun{eng: engine.New(cfg), kick: make(chan struct{}, 1), pace: pace, lag: hdr.New(1, 60_000_000, 3)}
+}
+
+func (r *engineRun) poke() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// add submits a request (its arrival already stamped).
+func (r *engineRun) add(es *engSeq) {
+	r.mu.Lock()
+	r.inbox = append(r.inbox, es)
+	r.mu.Unlock()
+	r.poke()
+}
+
+// abort takes a request out when its client went away.
+func (r *engineRun) abort(es *engSeq) {
+	r.mu.Lock()
+	r.gone = append(r.gone, es)
+	r.mu.Unlock()
+	r.poke()
+}
+
+func (r *engineRun) fits(isl, osl int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.eng.Fits(isl, osl)
+}
+
+func (r *engineRun) stats() engine.Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.eng.Stats()
+}
+
+func (r *engineRun) resetPrefixCache() {
+	r.mu.Lock()
+	r.eng.ResetPrefixCache()
+	r.mu.Unlock()
+}
+
+func (r *engineRun) loop(ctx context.Context) {
+	var start time.Time // the next step's modelled start
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		r.mu.Lock()
+		for _, es := range r.gone {
+			r.eng.Abort(&es.seq)
+		}
+		r.gone = r.gone[:0]
+		if r.eng.Idle() {
+			if len(r.inbox) == 0 {
+				r.mu.Unlock()
+				select {
+				case <-r.kick:
+				case <-ctx.Done():
+					return
+				}
+				continue
+			}
+			// An idle engine starts its next step when the first request arrived.
+			earliest := r.inbox[0].arrival
+			for _, es := range r.inbox {
+				if es.arrival.Before(earliest) {
+					earliest = es.arrival
+				}
+			}
+			if earliest.After(start) {
+				start = earliest
+			}
+		}
+		sort.SliceStable(r.inbox, func(i, j int) bool { return r.inbox[i].arrival.Before(r.inbox[j].arrival) })
+		keep := r.inbox[:0]
+		for _, es := range r.inbox {
+			if es.arrival.After(start) {
+				keep = append(keep, es)
+				continue
+			}
+			r.eng.Add(&es.seq)
+		}
+		clear(r.inbox[len(keep):])
+		r.inbox = keep
+		dur, emitted, _ := r.eng.Step()
+		for _, s := range emitted {
+			if s.Generated == 1 {
+				s.Ref.(*engSeq).cached.Store(int64(s.Cached))
+			}
+		}
+		r.mu.Unlock()
+		if dur == 0 {
+			// Nothing could run (only requests arriving later): wait for one.
+			select {
+			case <-r.kick:
+			case <-time.After(time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
+		end := start.Add(time.Duration(dur))
+		r.publish(emitted, end)
+		if d := time.Until(end); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return
+			}
+		}
+		late := time.Since(end)
+		r.mu.Lock()
+		r.lag.RecordValue(max(late.Microseconds(), 0))
+		r.mu.Unlock()
+		start = end
+	}
+}
+
+// publish gives each emitted sequence its next token's due time, and puts
+// a stream parked for it back into the pacer.
+func (r *engineRun) publish(emitted []*engine.Seq, due time.Time) {
+	p := r.pace
+	first := false
+	p.mu.Lock()
+	for _, s := range emitted {
+		es := s.Ref.(*engSeq)
+		es.dues = append(es.dues, due)
+		if st := es.st; st != nil && st.parked && st.k == len(es.dues)-1 {
+			st.parked = false
+			first = p.scheduleLocked(st) || first
+		}
+		select {
+		case es.notify <- struct{}{}:
+		default:
+		}
+	}
+	p.mu.Unlock()
+	p.kick(first)
+}
+
+// waitDue blocks until token k's due time is known (or gone closes).
+func (s *Server) waitDue(es *engSeq, k int, gone <-chan struct{}) (time.Time, bool) {
+	for {
+		s.pace.mu.Lock()
+		if k < len(es.dues) {
+			t := es.dueAt(k)
+			s.pace.mu.Unlock()
+			return t, true
+		}
+		s.pace.mu.Unlock()
+		select {
+		case <-es.notify:
+		case <-gone:
+			return time.Time{}, false
+		case <-s.ctx.Done():
+			return time.Time{}, false
+		}
+	}
+}
+
+// tokenDue is when token k of a request is due: from the exact schedule,
+// or, in engine mode, when the engine has said.
+func (s *Server) tokenDue(es *engSeq, arrival time.Time, k int, gone <-chan struct{}) (time.Time, bool) {
+	if es == nil {
+		return s.due(arrival, k), true
+	}
+	return s.waitDue(es, k, gone)
+}
+
+// promptHashes are the chained block hashes of a request's prompt words,
+// for the engine's prefix cache.
+func promptHashes(req *request, bs int) []uint64 {
+	var toks []uint64
+	add := func(text string) {
+		for _, w := range strings.Fields(text) {
+			h := fnv.New64a()
+			h.Write([]byte(w))
+			toks = append(toks, h.Sum64())
+		}
+	}
+	each := func(raw json.RawMessage) {
+		var str string
+		if json.Unmarshal(raw, &str) == nil {
+			add(str)
+			return
+		}
+		var parts []struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(raw, &parts) == nil {
+			for _, p := range parts {
+				add(p.Text)
+			}
+		}
+	}
+	for _, m := range req.Messages {
+		each(m.Content)
+	}
+	if len(req.Prompt) > 0 {
+		each(req.Prompt)
+	}
+	return engine.BlockHashes(toks, bs)
+}
+
+// engineHandler serves GET /sim/engine: the engine's counters, and how
+// late it woke for its steps.
+func (s *Server) engineHandler(w http.ResponseWriter, r *http.Request) {
+	st := s.engine.stats()
+	s.engine.mu.Lock()
+	lag := map[string]float64{"p50_us": float64(s.engine.lag.ValueAtQuantile(50)), "p99_us": float64(s.engine.lag.ValueAtQuantile(99)),
+		"max_us": float64(s.engine.lag.Max()), "steps": float64(s.engine.lag.TotalCount())}
+	s.engine.mu.Unlock()
+	b, _ := json.Marshal(map[string]any{"stats": st, "wake_lag": lag, "config": s.cfg.Engine})
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
