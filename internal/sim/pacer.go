@@ -48,8 +48,8 @@ type paced struct {
 	k, n int
 	// chunk appends chunk k's bytes, HTTP chunk framing included (the
 	// last one carries the stream's end).
-	chunk   func(k int, b []byte) []byte
-	due     func(k int) time.Time // exact mode: when chunk k is due
+	chunk func(k int, b []byte) []byte
+	due   func(k int) time.Time // exact mode: when chunk k is due
 	// eng, in engine mode, learns each chunk's due time step by step: a
 	// stream whose next due is not known yet is parked (out of the heap)
 	// until the engine publishes it.

@@ -127,7 +127,10 @@ func New(cfg Config) *Server {
 		ec.Speed *= s.speed
 		s.engine = newEngineRun(ec, s.pace)
 		go s.engine.loop(s.ctx)
-		s.mux.HandleFunc("POST /reset_prefix_cache", func(w http.ResponseWriter, r *http.Request) { s.engine.resetPrefixCache(); w.WriteHeader(http.StatusOK) })
+		s.mux.HandleFunc("POST /reset_prefix_cache", func(w http.ResponseWriter, r *http.Request) {
+			s.engine.resetPrefixCache()
+			w.WriteHeader(http.StatusOK)
+		})
 		s.mux.HandleFunc("GET /sim/engine", s.engineHandler)
 	} else {
 		s.cfg.TTFT = time.Duration(float64(cfg.TTFT) * s.speed)

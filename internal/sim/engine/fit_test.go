@@ -7,7 +7,7 @@ import (
 )
 
 type pub struct {
-	c, isl, osl      int
+	c, isl, osl     int
 	ttft, itl, tput float64
 }
 

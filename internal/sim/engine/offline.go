@@ -25,8 +25,8 @@ type Load struct {
 
 // Outcome is what a simulated run measured, as a client would.
 type Outcome struct {
-	TTFTms       []float64 // per request, in request order
-	ITLms        []float64 // per request with 2 or more tokens: (last − first)/(tokens − 1)
+	TTFTms []float64 // per request, in request order
+	ITLms  []float64 // per request with 2 or more tokens: (last − first)/(tokens − 1)
 	// TokensPerSec is the output token throughput in steady state: for a
 	// closed loop by Little's law over the measured requests (streams ×
 	// mean tokens / mean latency: every stream is always busy, and a
