@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -56,6 +58,12 @@ type Server struct {
 	ReadyURL     string        `yaml:"ready-url"`
 	ReadyTimeout time.Duration `yaml:"ready-timeout"`
 	URL          string        `yaml:"url"` // where the started server answers (default: from ready-url)
+	// The simulator's mode: exact (TTFT and ITL) or engine (the
+	// continuous-batching model with Preset); SpeedJitter gives each job
+	// its own seeded slowdown, shared by its runs.
+	Mode        string  `yaml:"mode"`
+	Preset      string  `yaml:"preset"`
+	SpeedJitter float64 `yaml:"speed-jitter"`
 }
 
 // UnmarshalYAML accepts `server: simulator` as well as a mapping.
@@ -153,6 +161,31 @@ func (g *Gate) Validate() error {
 	}
 	if g.TimeBudget < 0 {
 		bad("time-budget %s: must not be negative", g.TimeBudget)
+	}
+	for _, sv := range []struct {
+		key string
+		s   *Server
+	}{{"server", &g.Server}, {"baseline-server", g.BaselineServer}} {
+		if sv.s == nil {
+			continue
+		}
+		switch sv.s.Mode {
+		case "", "exact":
+		case "engine":
+			if sv.s.Preset != "" {
+				if _, err := engine.PresetNamed(sv.s.Preset); err != nil {
+					bad("%s.preset: %v", sv.key, err)
+				}
+			}
+		default:
+			bad("%s.mode %q: want exact or engine", sv.key, sv.s.Mode)
+		}
+		if (sv.s.Mode != "" || sv.s.Preset != "" || sv.s.SpeedJitter != 0) && !sv.s.Simulator {
+			bad("%s: mode, preset and speed-jitter are the simulator's (simulator: true)", sv.key)
+		}
+		if sv.s.SpeedJitter < 0 || sv.s.SpeedJitter > 1 {
+			bad("%s.speed-jitter %g: want 0 to 1", sv.key, sv.s.SpeedJitter)
+		}
 	}
 	modes := 0
 	if g.Server.Simulator {

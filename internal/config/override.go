@@ -29,7 +29,7 @@ func (g *Gate) Override(input func(name string) string) error {
 		case v == "simulator":
 			b.Simulator = true
 			if g.Server.Simulator {
-				b.TTFT, b.ITL = g.Server.TTFT, g.Server.ITL
+				b.TTFT, b.ITL, b.Mode, b.Preset, b.SpeedJitter = g.Server.TTFT, g.Server.ITL, g.Server.Mode, g.Server.Preset, g.Server.SpeedJitter
 			}
 		case strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://"):
 			b.URL = v

@@ -1,16 +1,20 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/server"
 	"github.com/aiperf-action/aiperf-action/internal/sim"
+	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
 )
 
 // bringUp starts the target and returns its URL, a teardown and a
@@ -45,10 +49,27 @@ func (g *gate) bringUpServer(ctx context.Context, running string, s config.Serve
 		}
 		cfg := sim.DefaultConfig
 		cfg.TTFT, cfg.ITL = s.TTFT, s.ITL
+		desc := fmt.Sprintf("built-in simulator (exact mode, TTFT %s, ITL %s)", s.TTFT, s.ITL)
+		if s.Mode == "engine" {
+			preset := cmp.Or(s.Preset, engine.DefaultPreset)
+			p, err := engine.PresetNamed(preset)
+			if err != nil {
+				return "", nil, "", err
+			}
+			cfg.Mode, cfg.Engine = "engine", p.Config
+			cfg.Engine.Seed = 1
+			desc = "built-in simulator (engine mode, preset " + preset + ")"
+		}
+		if s.SpeedJitter > 0 {
+			// One slowdown per job, shared by its runs, as on a CI machine.
+			h := fnv.New64a()
+			h.Write([]byte(g.job + "\x00" + name))
+			cfg.SpeedJitter, cfg.SpeedSeed = s.SpeedJitter, h.Sum64()
+			desc = strings.TrimSuffix(desc, ")") + fmt.Sprintf(", speed jitter %g%% per job)", 100*s.SpeedJitter)
+		}
 		sctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- sim.Serve(sctx, ln, sim.New(cfg)) }()
-		desc := fmt.Sprintf("built-in simulator (exact mode, TTFT %s, ITL %s)", s.TTFT, s.ITL)
 		g.logf("aiperf-action gate: %s: %s on http://%s", name, desc, ln.Addr())
 		return "http://" + ln.Addr().String(), func() { cancel(); <-done }, desc, nil
 	}
