@@ -202,3 +202,29 @@ baseline:
 	}
 	t.Logf("TTFT p50 of the gate's three repeats: %.1f %.1f %.1f ms", p50[0], p50[1], p50[2])
 }
+
+// The demo runs the seed's two profiles against engine mode and shows
+// them side by side: under Poisson load TTFT spreads far wider than one
+// request at a time.
+func TestDemoShowsTheLoadShape(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two profiles, about 25 s")
+	}
+	t.Chdir(t.TempDir())
+	res := runCLI(t, 2*time.Minute, "demo")
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	spread := func(dir string) float64 {
+		r, err := result.Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := r.Metrics["time_to_first_token"].Dist
+		return d.P99 / d.P50
+	}
+	a, b := spread("artifacts/demo/a-c1"), spread("artifacts/demo/b-poisson")
+	if !(a < 1.2 && b > 1.4) || !strings.Contains(res.stdout, "| TTFT p99 / p50 |") {
+		t.Fatalf("TTFT p99/p50: %.2f at concurrency 1, %.2f under Poisson\n%s", a, b, res.stdout)
+	}
+}
