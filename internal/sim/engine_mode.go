@@ -263,15 +263,23 @@ func promptHashes(req *request, bs int) []uint64 {
 	return engine.BlockHashes(toks, bs)
 }
 
-// engineHandler serves GET /sim/engine: the engine's counters, and how
-// late it woke for its steps.
+// engineHandler serves GET /sim/engine: the engine's counters, how late it
+// woke for its steps (harmless while shorter than a step: due times are
+// the model's), and how late the pacer wrote each chunk after its modelled
+// due time (the schedule as kept).
 func (s *Server) engineHandler(w http.ResponseWriter, r *http.Request) {
 	st := s.engine.stats()
 	s.engine.mu.Lock()
 	lag := map[string]float64{"p50_us": float64(s.engine.lag.ValueAtQuantile(50)), "p99_us": float64(s.engine.lag.ValueAtQuantile(99)),
 		"max_us": float64(s.engine.lag.Max()), "steps": float64(s.engine.lag.TotalCount())}
 	s.engine.mu.Unlock()
-	b, _ := json.Marshal(map[string]any{"stats": st, "wake_lag": lag, "config": s.cfg.Engine})
+	s.pace.mu.Lock()
+	q := func(l *hdr.Histogram) map[string]float64 {
+		return map[string]float64{"p50_us": float64(l.ValueAtQuantile(50)), "p99_us": float64(l.ValueAtQuantile(99)), "max_us": float64(l.Max()), "n": float64(l.TotalCount())}
+	}
+	late, stepLate := q(s.pace.late), q(s.pace.stepLate)
+	s.pace.mu.Unlock()
+	b, _ := json.Marshal(map[string]any{"stats": st, "wake_lag": lag, "write_lag": late, "step_write_lag": stepLate, "config": s.cfg.Engine})
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(b)
 }

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"container/heap"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"errors"
 	"sync"
 	"syscall"
@@ -27,6 +29,9 @@ type pacer struct {
 	wake chan struct{}
 	stop chan struct{}
 	once sync.Once
+	late     *hdr.Histogram // engine mode: µs each chunk went out after its due time (guarded by mu)
+	stepLate *hdr.Histogram // the same for the first chunk of each step
+	lastDue  time.Time
 }
 
 // The pacer sleeps on its timerfd while fewer than preciseBelow streams
@@ -193,8 +198,20 @@ func (p *pacer) run() {
 		}
 		for i, st := range due {
 			due[i] = nil
+			k := st.k
 			more := p.write(st)
 			p.mu.Lock()
+			if st.eng != nil && st.k > k && p.late != nil {
+				// How far behind its modelled due time the chunk went out,
+				// and, for the first chunk of each engine step (a step's
+				// tokens share one due time), how far behind the step's end.
+				late := max(st.last.Sub(st.next).Microseconds(), 0)
+				p.late.RecordValue(late)
+				if !st.next.Equal(p.lastDue) {
+					p.stepLate.RecordValue(late)
+					p.lastDue = st.next
+				}
+			}
 			if more && st.abort {
 				more, st.err = false, errGone
 			}

@@ -25,6 +25,8 @@ import (
 	"sync"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
 )
 
@@ -125,6 +127,7 @@ func New(cfg Config) *Server {
 			ec.Speed = 1
 		}
 		ec.Speed *= s.speed
+		s.pace.late, s.pace.stepLate = hdr.New(1, 60_000_000, 3), hdr.New(1, 60_000_000, 3)
 		s.engine = newEngineRun(ec, s.pace)
 		go s.engine.loop(s.ctx)
 		s.mux.HandleFunc("POST /reset_prefix_cache", func(w http.ResponseWriter, r *http.Request) {
