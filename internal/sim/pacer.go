@@ -3,8 +3,8 @@ package sim
 import (
 	"container/heap"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"errors"
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"sync"
 	"syscall"
 	"time"
@@ -23,12 +23,12 @@ import (
 // per P (tried), the simulator took both cores from the client at
 // concurrency 512 and the TTFT p99 error doubled.
 type pacer struct {
-	mu   sync.Mutex
-	q    streamQueue
-	w    *waiter // nil: sleep on Go timers, woken through wake
-	wake chan struct{}
-	stop chan struct{}
-	once sync.Once
+	mu       sync.Mutex
+	q        streamQueue
+	w        *waiter // nil: sleep on Go timers, woken through wake
+	wake     chan struct{}
+	stop     chan struct{}
+	once     sync.Once
 	late     *hdr.Histogram // engine mode: µs each chunk went out after its due time (guarded by mu)
 	stepLate *hdr.Histogram // the same for the first chunk of each step
 	lastDue  time.Time
