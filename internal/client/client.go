@@ -261,8 +261,10 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Rec
 
 // streamState is what reading one stream keeps between its events.
 type streamState struct {
-	words tokenizer.WordCounter
-	buf   [256]byte
+	words    tokenizer.WordCounter
+	buf      [256]byte
+	done     bool // [DONE] arrived
+	finished bool // a finish_reason arrived
 }
 
 func (st *streamState) start(rec *record.Record, maxTokens int) {
@@ -275,7 +277,11 @@ func (st *streamState) start(rec *record.Record, maxTokens int) {
 // marked) when the event is malformed or carries a server error.
 func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (over, failed bool) {
 	if len(ev.Data) == 6 && string(ev.Data) == "[DONE]" {
+		st.done = true
 		return true, false
+	}
+	if !st.finished && hasFinish(ev.Data) {
+		st.finished = true
 	}
 	text, full, perr := endpoint.Scan(ev.Data, st.buf[:0])
 	if perr != nil {
@@ -300,12 +306,37 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 }
 
 // endStream closes a stream that ended without a failure, at end ([DONE]'s
-// stamp, or the body's end).
+// stamp, or the body's end). A stream is whole when it said so: [DONE], or
+// a finish_reason (some servers send no [DONE]). One that just stops, at a
+// clean chunked end or a closed connection, was cut short: its short
+// latency must not pass for a fast answer.
 func (c *Client) endStream(rec *record.Record, st *streamState, end int64) {
 	rec.End = end
 	rec.OSL = st.words.N
-	if rec.OSL == 0 {
+	switch {
+	case !st.done && !st.finished:
+		rec.ErrKind, rec.ErrMsg = record.ErrStreamCut, fmt.Sprintf("the stream ended after %d tokens with neither [DONE] nor a finish_reason", rec.OSL)
+	case rec.OSL == 0:
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "stream ended with no content"
+	}
+}
+
+// hasFinish reports whether a chunk carries a finish_reason that is a
+// string (not null).
+func hasFinish(data []byte) bool {
+	const key = `"finish_reason":`
+	for rest := data; ; {
+		i := bytes.Index(rest, []byte(key))
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(key):]
+		for len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
+			rest = rest[1:]
+		}
+		if len(rest) > 0 && rest[0] == '"' {
+			return true
+		}
 	}
 }
 

@@ -102,12 +102,16 @@ func TestLoopMatchesNetHTTP(t *testing.T) {
 				w.(http.Flusher).Flush()
 			}
 		}), osl: 5, chunks: 5, status: 200, usedOSL: 5},
-		{name: "no DONE", h: raw(sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(sseBody(4, false), 100), 0, false), osl: 4, chunks: 4, status: 200, usedOSL: 4},
+		// A stream that just stops, with neither [DONE] nor a finish_reason,
+		// was cut short, whatever the transport's end looked like.
+		{name: "no DONE", h: raw(sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(sseBody(4, false), 100), 0, false), kind: record.ErrStreamCut, osl: 4, chunks: 4, status: 200, usedOSL: 4},
+		{name: "finish reason without DONE", h: raw(sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(sseBody(4, false)+chunkPrefix+`{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\n", 100), 0, false), osl: 4, chunks: 4, status: 200, usedOSL: 4},
 		{name: "interim heads in the same write", h: raw("HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"+sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(sseBody(3, true), 100), 0, false), osl: 3, chunks: 3, status: 200, usedOSL: 3},
 		{name: "byte by byte", h: raw(sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(sseBody(3, true), 37), 7, false), osl: 3, chunks: 3, status: 200, usedOSL: 3},
 		{name: "content length", h: raw(sseHead+fmt.Sprintf("Content-Length: %d\r\n\r\n", len(sseBody(6, true)))+sseBody(6, true), 0, false), osl: 6, chunks: 6, status: 200, usedOSL: 6},
-		{name: "until close", h: raw(sseHead+"Connection: close\r\n\r\n"+sseBody(2, false), 0, true), osl: 2, chunks: 2, status: 200, usedOSL: 2},
-		{name: "last event without blank line", h: raw(sseHead+"Connection: close\r\n\r\n"+strings.TrimSuffix(sseBody(2, false), "\n"), 0, true), osl: 2, chunks: 2, status: 200, usedOSL: 2},
+		{name: "until close", h: raw(sseHead+"Connection: close\r\n\r\n"+sseBody(2, false), 0, true), kind: record.ErrStreamCut, osl: 2, chunks: 2, status: 200, usedOSL: 2},
+		{name: "until close with DONE", h: raw(sseHead+"Connection: close\r\n\r\n"+sseBody(2, true), 0, true), osl: 2, chunks: 2, status: 200, usedOSL: 2},
+		{name: "last event without blank line", h: raw(sseHead+"Connection: close\r\n\r\n"+strings.TrimSuffix(sseBody(2, true), "\n"), 0, true), osl: 2, chunks: 2, status: 200, usedOSL: 2},
 		{name: "cut inside an event", h: raw(sseHead+"Connection: close\r\n\r\n"+sseBody(2, false)[:len(sseEvent(" w0"))+20], 0, true), kind: record.ErrStreamCut, chunks: 1, status: 200},
 		{name: "cut inside the chunked body", h: raw(sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(sseBody(3, true), 64)[:300], 0, true), kind: record.ErrStreamCut, chunks: 1, status: 200},
 		{name: "malformed chunk", h: raw(sseHead+"Connection: close\r\n\r\ndata: {\"choices\":[\n\n", 0, true), kind: record.ErrMalformed, status: 200},
@@ -238,6 +242,7 @@ func TestLoopCancelTimeoutRefused(t *testing.T) {
 			case <-time.After(20 * time.Millisecond):
 			}
 		}
+		w.Write([]byte("data: [DONE]\n\n"))
 	}))
 	defer srv.Close()
 	c := loopClient(t, srv.URL)
