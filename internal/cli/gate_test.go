@@ -275,10 +275,36 @@ func TestGateBadConfig(t *testing.T) {
 	if code != ExitError || !strings.Contains(errb.String(), `scenario "a": unknown flag: --concurency`) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
+	// Found before any run, in every mode: a later scenario's bad flag, a
+	// metric name with a typo (a refresh would store runs that every later
+	// gate fails to compare), a scenario name that would leave the results
+	// folder or share one.
+	for _, c := range []struct{ yml, want string }{
+		{"scenarios:\n  - name: a\n    request-count: 4\n  - name: b\n    concurrency: -1\n", `scenario "b"`},
+		{"scenarios:\n  - name: a\n    request-count: 4\nthresholds:\n  metrics: [\"time_to_frist_token:p50\"]\n", `no metric "time_to_frist_token"`},
+		{"scenarios:\n  - name: ..\n    request-count: 4\n", `name "..": use letters`},
+		{"scenarios:\n  - name: x/y\n    request-count: 4\n", `name "x/y": use letters`},
+	} {
+		os.WriteFile(p, []byte("server: simulator\n"+c.yml), 0o644)
+		for _, mode := range []string{"gate", "refresh"} {
+			errb.Reset()
+			out.Reset()
+			code = Gate(context.Background(), []string{"--config", p, "--mode", mode, "--results-dir", filepath.Join(dir, "r2")}, GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+			if code != ExitError || !strings.Contains(errb.String(), c.want) || strings.Contains(out.String(), "profile") {
+				t.Errorf("mode %s, %q: exit %d: %s\n%s", mode, c.yml, code, errb.String(), out.String())
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r2")); err == nil {
+		t.Error("a bad config wrote results")
+	}
+	os.WriteFile(p, nil, 0o644)
+	errb.Reset()
+	if code = Gate(context.Background(), []string{"--config", p}, GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb}); code != ExitError || !strings.Contains(errb.String(), "the file is empty") {
+		t.Errorf("an empty config: exit %d: %s", code, errb.String())
+	}
 }
 
-// The gate end to end with the repository's own config and the baselines
-// shipped in baselines/, as the README's self-test workflow runs it.
 // Main got 3x slower three refreshes ago: the history shows the step, and
 // a candidate as slow as main is now compared with the runs since, and
 // passes, where against the whole history it fails.
@@ -316,6 +342,8 @@ func TestGateBaselineHistoryStep(t *testing.T) {
 	}
 }
 
+// The gate end to end with the repository's own config and the baselines
+// shipped in baselines/, as the README's self-test workflow runs it.
 func TestGateWithShippedBaselines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three 3-second profiles")

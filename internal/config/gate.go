@@ -2,6 +2,8 @@ package config
 
 import (
 	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
+	"io"
+	"regexp"
 
 	"bytes"
 	"errors"
@@ -131,10 +133,15 @@ func LoadGate(path string) (*Gate, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&g); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("config %s: the file is empty: a gate config needs at least its scenarios", path)
+		}
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	return &g, nil
 }
+
+var scenarioName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
 // Validate reports every problem with g.
 func (g *Gate) Validate() error {
@@ -148,6 +155,10 @@ func (g *Gate) Validate() error {
 		n, _ := s["name"].(string)
 		if n == "" {
 			bad("scenarios[%d]: needs a name", i)
+		} else if !scenarioName.MatchString(n) || n == "." || n == ".." {
+			// A name is a folder of the results and of the baselines: it must
+			// not climb out of them, nor share one with another name.
+			bad("scenarios[%d]: name %q: use letters, digits, '.', '_' and '-' only (it names a folder), not '.' or '..'", i, n)
 		} else if names[n] {
 			bad("scenarios: %q appears twice", n)
 		}

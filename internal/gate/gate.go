@@ -52,6 +52,9 @@ func Run(ctx context.Context, cfg *config.Gate, env *action.Env, opt Options) (i
 	}
 	opt.defaults()
 	g := &gate{opt: opt, env: env, cfg: cfg, job: jobID(env)}
+	if err := g.check(); err != nil {
+		return 0, err
+	}
 	var store baseline.Store
 	if cfg.BaselineServer == nil { // paired A/B neither reads nor writes the store
 		s, err := g.store()
@@ -134,6 +137,24 @@ func (g *gate) store() (baseline.Store, error) {
 		return nil, err
 	}
 	return &baseline.Branch{Client: c, Owner: owner, Repo: repo, Name: b.Branch, Root: b.Path}, nil
+}
+
+// check finds the config's mistakes that would otherwise show only when
+// the gate reached them: every scenario's flags and the thresholds, in
+// every mode (a refresh that stored runs a later gate cannot compare would
+// fail every PR after it), before any server starts.
+func (g *gate) check() error {
+	var errs []error
+	for _, sc := range g.cfg.Scenarios {
+		if _, err := g.scenarioProfile(sc, "http://127.0.0.1:1", 1); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	jc := g.judgeConfig()
+	if _, err := jc.Parse(); err != nil {
+		errs = append(errs, fmt.Errorf("config %s: thresholds: %w", g.opt.ConfigPath, err))
+	}
+	return errors.Join(errs...)
 }
 
 // scenarioProfile is scenario sc's profile for run i, against target.
@@ -278,7 +299,7 @@ func (g *gate) runRepeats(ctx context.Context, sc map[string]any, gs *Scenario, 
 // measure runs one measured profile and prints its table.
 func (g *gate) measure(ctx context.Context, p *config.Profile, name string, i int) (*run.Result, error) {
 	res, err := run.Profile(ctx, p, run.Options{Cmdline: "aiperf-action gate (scenario " + name + ")", Stderr: g.opt.Stderr,
-		Logf: func(format string, a ...any) { g.logf(format, a...) }, Job: g.job})
+		Logf: func(format string, a ...any) { g.logf(format, a...) }, Job: g.job, Scenario: name})
 	if res == nil {
 		return nil, fmt.Errorf("scenario %q run %d failed before writing results (exit %d): %v", name, i, run.ExitCode(err), err)
 	}

@@ -145,7 +145,12 @@ func ParseSpec(s string, defTol float64) (compare.Spec, error) {
 		}
 		sp.Tolerance = t
 	}
-	fact, _ := metrics.Lookup(sp.Metric)
+	fact, ok := metrics.Lookup(sp.Metric)
+	if !ok {
+		// A typo would pass every gate with no baseline and fail every later
+		// one on the baseline file: refuse it here, before any run.
+		return sp, fmt.Errorf("--metric %q: no metric %q (known: %s)", s, sp.Metric, strings.Join(metrics.Order, ", "))
+	}
 	if fact.HigherIsBetter {
 		sp.Direction = compare.LowerIsWorse
 	}

@@ -10,6 +10,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/binary"
@@ -43,6 +44,7 @@ type Options struct {
 	Progress    Progress                      // nil: none
 	KeepRecords bool                          // keep every record in Result.Records (calibrate joins them with the server's truth)
 	Job         string                        // the CI job the run belongs to, recorded in run.json
+	Scenario    string                        // run.json's scenario (default: the artifact folder's name)
 }
 
 // A Progress hears of a run as it goes: Start with the number of requests
@@ -265,7 +267,7 @@ func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted boo
 	run := &result.Run{
 		Schema:      result.Schema,
 		Tool:        result.Tool{Name: "aiperf-action", Version: Version},
-		Scenario:    filepath.Base(r.dir),
+		Scenario:    cmp.Or(r.opt.Scenario, filepath.Base(r.dir)),
 		ProfileHash: r.plan.Hash(p),
 		Seed:        p.Seed,
 		Repeat:      p.Repeat,
