@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/result"
 )
 
 // Folder stores baselines in a directory of the repository.
@@ -56,7 +58,7 @@ func (f *Folder) Append(ctx context.Context, scenario, hash, commit string, runs
 	t := now()
 	for i, b := range runs {
 		p := filepath.Join(dir, FileName(t, commit, i))
-		if err := writeAtomic(p, b); err != nil {
+		if err := result.WriteFileAtomic(p, b); err != nil {
 			return fmt.Errorf("baseline folder: %w", err)
 		}
 	}
@@ -70,21 +72,4 @@ func (f *Folder) Append(ctx context.Context, scenario, hash, commit string, runs
 		}
 	}
 	return nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

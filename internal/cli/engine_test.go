@@ -228,3 +228,31 @@ func TestDemoShowsTheLoadShape(t *testing.T) {
 		t.Fatalf("TTFT p99/p50: %.2f at concurrency 1, %.2f under Poisson\n%s", a, b, res.stdout)
 	}
 }
+
+// Artifacts are ordinary files (0644) in ordinary folders, readable by a
+// later step running as another user; a folder in the way of one is found
+// before any load is sent.
+func TestArtifactsAreReadableAndCheckedFirst(t *testing.T) {
+	s, url := startSim(t, time.Millisecond, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	if res := runCLI(t, time.Minute, quickProfile(url, dir, "--random-seed", "1")...); res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		fi, _ := e.Info()
+		if fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s: mode %v, want 0644", e.Name(), fi.Mode().Perm())
+		}
+	}
+	if len(entries) < 5 {
+		t.Errorf("%d artifacts", len(entries))
+	}
+	s.Reset()
+	bad := filepath.Join(t.TempDir(), "bad")
+	os.MkdirAll(filepath.Join(bad, "run.json"), 0o755)
+	res := runCLI(t, time.Minute, quickProfile(url, bad, "--random-seed", "1")...)
+	if res.code == 0 || !strings.Contains(res.stderr, "run.json is not a regular file") || len(s.Truths()) != 0 {
+		t.Fatalf("run.json a folder: exit %d, %d requests sent\n%s", res.code, len(s.Truths()), res.stderr)
+	}
+}

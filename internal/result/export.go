@@ -144,6 +144,11 @@ func NewRecordWriter(dir string) (*RecordWriter, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.Chmod(FileMode); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
 	bw := bufio.NewWriterSize(f, 256<<10)
 	return &RecordWriter{path: path, f: f, bw: bw, enc: json.NewEncoder(bw)}, nil
 }

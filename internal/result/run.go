@@ -127,8 +127,12 @@ type WorkerCPU struct {
 	Util        float64 `json:"util"`
 }
 
+// FileMode is every artifact's mode: an ordinary file, readable by a later
+// step that runs as another user (an upload, a container action as root).
+const FileMode = 0o644
+
 // WriteFileAtomic writes data to path through a temp file in the same folder
-// and a rename.
+// and a rename, as an ordinary file (FileMode).
 func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
@@ -136,6 +140,11 @@ func WriteFileAtomic(path string, data []byte) error {
 		return err
 	}
 	tmp := f.Name()
+	if err := f.Chmod(FileMode); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		os.Remove(tmp)

@@ -121,6 +121,13 @@ func Profile(ctx context.Context, p *config.Profile, opt Options) (*Result, erro
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, Failf("--artifact-dir: %v", err)
 	}
+	// What the run will write must be writable there, before any load: a
+	// folder in the way of a file is found now, not after the run.
+	for _, name := range []string{result.RunFile, result.RecordsFile, result.ExportJSON, result.ExportCSV, result.InputsFile} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && !fi.Mode().IsRegular() {
+			return nil, Failf("--artifact-dir %s: %s is not a regular file (a %s): the run could not write it", dir, name, fi.Mode().Type())
+		}
+	}
 	inputs, err := plan.InputsJSON()
 	if err != nil {
 		return nil, Failf("render inputs.json: %v", err)
@@ -255,10 +262,16 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 	if scrape != nil {
 		g.serverMetrics, g.scrapeWarnings = scrape.Stop()
 	}
-	if err := rw.Close(); err != nil {
-		fmt.Fprintf(stderr, "aiperf-action profile: write records.jsonl: %v\n", err)
-	}
+	closeRecords(rw, g)
 	return g, nil
+}
+
+// closeRecords puts records.jsonl in place; when that fails the run fails
+// (its metrics are whole, but the per-request records are not on disk).
+func closeRecords(rw *result.RecordWriter, g *gathered) {
+	if err := rw.Close(); err != nil && g.runErr == nil {
+		g.runErr = fmt.Errorf("write %s: %v (run.json's metrics are whole; the per-request records are lost)", result.RecordsFile, err)
+	}
 }
 
 // assemble makes run.json's content from the summary and what was gathered.
