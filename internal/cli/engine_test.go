@@ -256,3 +256,21 @@ func TestArtifactsAreReadableAndCheckedFirst(t *testing.T) {
 		t.Fatalf("run.json a folder: exit %d, %d requests sent\n%s", res.code, len(s.Truths()), res.stderr)
 	}
 }
+
+// A concurrency far above the request count uses as many slots as there
+// are requests: it took 47–83 s (a goroutine per slot) and now takes as
+// long as the 64 requests.
+func TestHugeConcurrencyFewRequests(t *testing.T) {
+	_, url := startSim(t, time.Millisecond, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	start := time.Now()
+	res := runCLI(t, time.Minute, quickProfile(url, dir, "--random-seed", "1", "--concurrency", "100000000", "--request-count", "64")...)
+	took := time.Since(start)
+	r, err := result.Read(dir)
+	if res.code != 0 || err != nil || r.Counts.OK != 64 {
+		t.Fatalf("exit %d, %v, counts %+v\n%s", res.code, err, r, res.stderr)
+	}
+	if took > 20*time.Second { // bound far above the run's own time (well under a second here)
+		t.Fatalf("64 requests at concurrency 10^8 took %s", took)
+	}
+}

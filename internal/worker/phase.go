@@ -108,12 +108,22 @@ func (r *phaseRun) unlockAt(j int) time.Time {
 	return r.start.Add(time.Duration(float64(ph.ConcRampNs) * float64(g) / float64(ph.Ceiling-1)))
 }
 
+// slots is how many of its Concurrency slots this worker can use: no more
+// than it has requests, unless it cycles a pool (a concurrency of 10^8 for
+// 64 requests is 64 slots, not 10^8 goroutines).
+func (r *phaseRun) slots() int {
+	if r.ph.Cycle {
+		return r.ph.Concurrency
+	}
+	return min(r.ph.Concurrency, len(r.ph.Entries))
+}
+
 // closedLoop keeps Concurrency requests in flight: each slot sends its next
 // request as soon as its last one ends, until the entries (or, for a
 // cycling pool, the duration) run out.
 func (r *phaseRun) closedLoop() {
 	var next atomic.Int64
-	for j := 0; j < r.ph.Concurrency; j++ {
+	for j := 0; j < r.slots(); j++ {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
@@ -162,11 +172,11 @@ func (r *phaseRun) entry(k int) (schedule.Entry, bool) {
 func (r *phaseRun) openLoop() {
 	var slots chan struct{}
 	if r.ph.Concurrency > 0 {
-		slots = make(chan struct{}, r.ph.Concurrency)
+		slots = make(chan struct{}, r.slots())
 		r.wg.Add(1)
 		go func() { // the ceiling's slots open on the ramp's schedule
 			defer r.wg.Done()
-			for j := 0; j < r.ph.Concurrency; j++ {
+			for j := 0; j < r.slots(); j++ {
 				if !sleepUntil(r.reqs, r.unlockAt(j)) {
 					return
 				}
