@@ -223,6 +223,14 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 		c.readStream(ctx, resp.Body, rec, maxTokens, stamp)
 	} else {
 		c.readWhole(ctx, resp.Body, rec, stamp)
+		c.notStreamed(rec, resp.Header.Get("Content-Type"))
+	}
+}
+
+// notStreamed fails a whole answer to a streaming request.
+func (c *Client) notStreamed(rec *record.Record, contentType string) {
+	if c.Streaming && rec.OK() {
+		rec.ErrKind, rec.ErrMsg = record.ErrNotStreamed, fmt.Sprintf("asked for a stream (--streaming) and got a whole response (Content-Type %q): it has no first token", contentType)
 	}
 }
 

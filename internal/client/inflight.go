@@ -208,6 +208,7 @@ func (in *inflight) bodyEnd(at int64) {
 		in.rec.End = at
 		in.recorded = true
 		in.c.parseWhole(in.body, in.rec)
+		in.c.notStreamed(in.rec, "not text/event-stream")
 	}
 	in.finish(nil, keep)
 }

@@ -122,7 +122,7 @@ func TestLoopMatchesNetHTTP(t *testing.T) {
 		{name: "whole JSON", h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"one two three"}}],"usage":{"prompt_tokens":1,"completion_tokens":3,"total_tokens":4}}`)
-		}), osl: 3, status: 200, usedOSL: 3},
+		}), kind: record.ErrNotStreamed, osl: 3, status: 200, usedOSL: 3}, // a whole answer to a streaming request has no first token
 		{name: "empty stream", h: raw(sseHead+"Connection: close\r\n\r\ndata: [DONE]\n\n", 0, true), kind: record.ErrEmpty, status: 200},
 		{name: "closed without answer", h: raw("", 0, true), kind: record.ErrStreamCut},
 	}

@@ -226,11 +226,21 @@ func ParseExtraInputs(pairs []string) (map[string]json.RawMessage, error) {
 			continue
 		}
 		v = strings.TrimSpace(v)
-		if json.Valid([]byte(v)) {
+		switch {
+		case json.Valid([]byte(v)):
 			out[k] = json.RawMessage(v)
-		} else {
+		case strings.HasPrefix(v, "[") || strings.HasPrefix(v, "{"):
+			// Meant as JSON, and broken: sending it as a string would change
+			// the request without a word.
+			var x any
+			err := json.Unmarshal([]byte(v), &x)
+			errs = append(errs, fmt.Errorf("--extra-inputs %q: the value looks like JSON but is not: %v", kv, err))
+		default:
 			b, _ := json.Marshal(v)
 			out[k] = b
+		}
+		if k == "stream" {
+			errs = append(errs, fmt.Errorf("--extra-inputs %q: streaming is set by --streaming (and run.json records it); leave stream out of --extra-inputs", kv))
 		}
 	}
 	return out, errors.Join(errs...)

@@ -17,6 +17,9 @@ const (
 	ErrMalformed   = "malformed_response"
 	ErrServer      = "server_error_in_stream"
 	ErrEmpty       = "empty_response"
+	// ErrNotStreamed is a whole answer to a request that asked for a stream:
+	// it has no first token, so it must not pass for a fast stream.
+	ErrNotStreamed = "not_streamed"
 )
 
 // Record is one request's timeline and outcome. All times are nanoseconds
