@@ -29,7 +29,7 @@ func runJSON(t *testing.T) map[string]any {
 		agg.Add(&r)
 	}
 	sum := agg.Summary()
-	b, err := json.Marshal(&result.Run{Schema: result.Schema, ProfileHash: "sha256:x", Counts: sum.Counts, Metrics: sum.Metrics})
+	b, err := json.Marshal(&result.Run{Schema: result.Schema, ProfileHash: "sha256:x", Counts: sum.Counts, Metrics: sum.Metrics, DurationS: sum.DurationS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +74,9 @@ func TestBrokenRunsNameTheField(t *testing.T) {
 		{"a broken window", func(d map[string]any) { ttft(d)["windows"] = []any{"!!"} }, "metrics.time_to_first_token.windows[0] is not a histogram"},
 		{"a zero rate", func(d map[string]any) { tput(d)["value"] = 0 }, "metrics.output_token_throughput.value is 0"},
 		{"a negative window rate", func(d map[string]any) { tput(d)["windows"] = []any{1.0, -3.0} }, "metrics.output_token_throughput.windows[1] is -3"},
+		{"negative counts", func(d map[string]any) { d["counts"].(map[string]any)["errors"] = -5.0 }, "counts.errors is -5"},
+		{"counts that do not add up", func(d map[string]any) { d["counts"].(map[string]any)["ok"] = 7.0 }, "ok 7 + errors 0 is not requests 40"},
+		{"zero duration", func(d map[string]any) { d["duration_s"] = 0.0 }, "duration_s is 0 for 40 requests"},
 	}
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.json")

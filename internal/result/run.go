@@ -206,7 +206,36 @@ func Parse(b []byte, path string) (*Run, error) {
 	if r.Metrics == nil {
 		return nil, errors.New(path + ": no metrics")
 	}
+	if err := r.checkCounts(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return &r, nil
+}
+
+// checkCounts refuses counts no run can have: a gate would otherwise judge
+// an error rate from them.
+func (r *Run) checkCounts() error {
+	c := r.Counts
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"requests", c.Requests}, {"ok", c.OK}, {"errors", c.Errors}, {"good", c.Good}, {"warmup", c.Warmup}, {"cancelled", c.Cancelled}} {
+		if f.v < 0 {
+			return fmt.Errorf("counts.%s is %d: a count cannot be negative", f.name, f.v)
+		}
+	}
+	for k, v := range c.ErrorsByKind {
+		if v < 0 {
+			return fmt.Errorf("counts.errors_by_kind.%s is %d: a count cannot be negative", k, v)
+		}
+	}
+	if c.OK+c.Errors != c.Requests {
+		return fmt.Errorf("counts: ok %d + errors %d is not requests %d", c.OK, c.Errors, c.Requests)
+	}
+	if c.Requests > 0 && !(r.DurationS > 0) {
+		return fmt.Errorf("duration_s is %v for %d requests: want a positive duration", r.DurationS, c.Requests)
+	}
+	return nil
 }
 
 // ServerMetrics is one scraped endpoint over the run.
