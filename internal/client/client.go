@@ -251,8 +251,11 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Rec
 				break // a stream may end without [DONE]; what arrived counts
 			}
 			kind := classify(ctx, err)
-			if errors.Is(err, io.ErrUnexpectedEOF) {
+			switch {
+			case errors.Is(err, io.ErrUnexpectedEOF):
 				kind = record.ErrStreamCut
+			case errors.Is(err, sse.ErrEventTooLong):
+				kind = record.ErrMalformed
 			}
 			c.fail(rec, kind, err.Error())
 			return

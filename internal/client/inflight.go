@@ -168,6 +168,11 @@ func (in *inflight) payload(p []byte, at int64) {
 	for {
 		ev, ok := in.dec.Scan()
 		if !ok {
+			if err := in.dec.Err(); err != nil {
+				in.recorded = true
+				in.c.fail(in.rec, record.ErrMalformed, err.Error())
+				in.finish(nil, false)
+			}
 			return
 		}
 		if in.event(ev) {

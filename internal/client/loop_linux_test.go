@@ -114,6 +114,7 @@ func TestLoopMatchesNetHTTP(t *testing.T) {
 		{name: "last event without blank line", h: raw(sseHead+"Connection: close\r\n\r\n"+strings.TrimSuffix(sseBody(2, true), "\n"), 0, true), osl: 2, chunks: 2, status: 200, usedOSL: 2},
 		{name: "cut inside an event", h: raw(sseHead+"Connection: close\r\n\r\n"+sseBody(2, false)[:len(sseEvent(" w0"))+20], 0, true), kind: record.ErrStreamCut, chunks: 1, status: 200},
 		{name: "cut inside the chunked body", h: raw(sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(sseBody(3, true), 64)[:300], 0, true), kind: record.ErrStreamCut, chunks: 1, status: 200},
+		{name: "endless line", h: raw(sseHead+"Connection: close\r\n\r\n"+sseEvent(" a")+"data: "+strings.Repeat("x", 3<<20), 0, true), kind: record.ErrMalformed, chunks: 1, status: 200}, // held to 1 MiB, not to the client's memory
 		{name: "malformed chunk", h: raw(sseHead+"Connection: close\r\n\r\ndata: {\"choices\":[\n\n", 0, true), kind: record.ErrMalformed, status: 200},
 		{name: "error in stream", h: raw(sseHead+"Connection: close\r\n\r\n"+sseEvent(" a")+`data: {"error":{"message":"out of memory"}}`+"\n\n", 0, true), kind: record.ErrServer, chunks: 1, status: 200},
 		{name: "http 500", h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -7,8 +7,19 @@ package sse
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 )
+
+// MaxEvent is the longest event the reader holds while waiting for its
+// end: a stream's chunks are a few hundred bytes, so a line that runs on
+// past this is a broken server, and holding it would take the client's
+// memory and delay every other stream.
+const MaxEvent = 1 << 20
+
+// ErrEventTooLong is an event (or an endless line) longer than MaxEvent.
+var ErrEventTooLong = errors.New("SSE event longer than 1 MiB without an end")
 
 // Event is one SSE event's data field (data lines joined by "\n").
 type Event struct {
@@ -45,12 +56,27 @@ func (r *Reader) Next() (Event, error) {
 		if ev, ok := r.scan(); ok {
 			return ev, nil
 		}
+		if err := r.tooLong(); err != nil {
+			return Event{}, err
+		}
 		if r.err != nil {
 			return r.tail()
 		}
 		r.fill()
 	}
 }
+
+// tooLong reports an unfinished event past MaxEvent.
+func (r *Reader) tooLong() error {
+	if n := len(r.buf) - r.start; n > MaxEvent {
+		return fmt.Errorf("%w (%d bytes so far)", ErrEventTooLong, n)
+	}
+	return nil
+}
+
+// Err is the decoder's failure, once the unfinished event it holds has
+// grown past MaxEvent; the stream should be abandoned.
+func (r *Reader) Err() error { return r.tooLong() }
 
 // tail is what is left once the stream has ended with r.err.
 func (r *Reader) tail() (Event, error) {
