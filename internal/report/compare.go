@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strings"
 
 	"github.com/aiperf-action/aiperf-action/compare"
@@ -147,8 +148,9 @@ func compareMarkdown(w io.Writer, rep *judge.Report) {
 }
 
 // EscapeMarkdown makes text from runs and servers inert in markdown: it
-// escapes markdown punctuation and HTML, and flattens newlines, so it can
-// neither format nor inject markup into a PR comment.
+// escapes markdown punctuation and HTML, flattens newlines, and puts a
+// zero-width space after '@', in "://" and in "www." so that it can neither
+// format, inject markup, mention anyone nor become a link in a PR comment.
 func EscapeMarkdown(s string) string {
 	var b strings.Builder
 	for _, r := range s {
@@ -160,11 +162,17 @@ func EscapeMarkdown(s string) string {
 			b.WriteString("&lt;")
 		case '&':
 			b.WriteString("&amp;")
+		case '@': // no @mention of anyone: a zero-width space after the @
+			b.WriteString("@\u200b")
 		case '\n', '\r':
 			b.WriteByte(' ')
 		default:
 			b.WriteRune(r)
 		}
 	}
-	return b.String()
+	// No autolinks either (scheme://, www.): a zero-width space breaks
+	// them, and stays invisible inside code spans, where entities would not.
+	return autoLink.ReplaceAllString(b.String(), "$1\u200b$2")
 }
+
+var autoLink = regexp.MustCompile(`(?i)(:|\bwww)(//|\.)`)
