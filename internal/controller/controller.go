@@ -47,6 +47,9 @@ type Outcome struct {
 	Stopped  bool        // STOP was sent (Ctrl-C or a failure)
 	Problems []string    // integrity problems, by worker
 	Workers  []Worker    // one per worker process started, by id
+	// LostInFlight counts the requests that workers which died had sent
+	// and never recorded (from their latest batch or heartbeat).
+	LostInFlight int
 }
 
 // Worker is what the controller learnt of one worker process.
@@ -84,6 +87,7 @@ type peer struct {
 	exited   bool
 	exitErr  error
 	finished bool // DONE matched by records, or given up on
+	sent     uint64 // requests it had sent, as of its latest batch or heartbeat
 }
 
 type exitEvent struct {
@@ -268,6 +272,7 @@ func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 				continue
 			}
 			p.lastSeen = time.Now()
+			p.sent = max(p.sent, m.Sent)
 			switch m.Type {
 			case wire.Hello:
 				if m.Version != r.opt.Version {
@@ -294,9 +299,11 @@ func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 			p.exited, p.exitErr = true, ev.err
 			r.usage(ev)
 			if !p.done {
-				reason := fmt.Sprintf("worker %d (pid %d) exited before finishing: %v; %d records received",
-					p.id, p.pid, exitText(ev.err), p.received)
-				r.problem(p, "exited early (%s)", exitText(ev.err))
+				lost := p.sent - min(p.sent, p.received)
+				reason := fmt.Sprintf("worker %d (pid %d) exited before finishing: %v; %d records received, %d requests it had sent lost in flight",
+					p.id, p.pid, exitText(ev.err), p.received, lost)
+				r.problem(p, "exited early (%s) with %d requests in flight lost (sent %d, recorded %d)", exitText(ev.err), lost, p.sent, p.received)
+				r.out.LostInFlight += int(lost)
 				p.finished = true
 				stop(reason)
 			}
@@ -366,6 +373,7 @@ func (r *run) batch(b []byte) {
 	}
 	p.lastSeen = time.Now()
 	p.lastRecs = p.lastSeen
+	p.sent = max(p.sent, bt.Sent)
 	if bt.First != p.nextSeq {
 		r.problem(p, "sequence gap: expected %d, got %d", p.nextSeq, bt.First)
 	}

@@ -65,6 +65,14 @@ func fakeWorker(mode string) {
 	send(wire.Control{Type: wire.Started})
 	entries := shard.Phases[0].Entries
 	n := len(entries)
+	if mode == "die" && *id == 1 {
+		// Sends all 5 of its requests, records 2, and dies with 3 in flight.
+		send(wire.Control{Type: wire.Heartbeat, Sent: 5})
+		b, _ := json.Marshal(record.Batch{Worker: *id, First: 1, Sent: 5, Records: []record.Record{{Worker: *id, Seq: 1, Index: entries[0].Index}, {Worker: *id, Seq: 2, Index: entries[1].Index}}})
+		p.Send(zmq4.NewMsg(b))
+		time.Sleep(200 * time.Millisecond)
+		os.Exit(3)
+	}
 	var seq uint64
 	for i := 0; i < n; i++ {
 		seq++
@@ -142,5 +150,17 @@ func TestVersionMismatch(t *testing.T) {
 	_, err := Run(ctx, Options{Version: "other"}, shards(1, 1))
 	if err == nil || !strings.Contains(err.Error(), `runs version "test"`) {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// A worker that dies is named, and the requests it had sent but never
+// recorded are counted as lost in flight, by number.
+func TestWorkerDeathCountsInFlight(t *testing.T) {
+	out, got, err := runFake(t, "die")
+	if err == nil || !strings.Contains(err.Error(), "3 requests it had sent lost in flight") || !strings.Contains(err.Error(), "worker 1") {
+		t.Fatalf("error %v", err)
+	}
+	if out.LostInFlight != 3 || got < 2 {
+		t.Fatalf("lost in flight %d, records %d", out.LostInFlight, got)
 	}
 }

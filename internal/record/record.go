@@ -73,4 +73,7 @@ type Batch struct {
 	Worker  int      `json:"worker"`
 	First   uint64   `json:"first"`
 	Records []Record `json:"records"`
+	// Sent is how many requests the worker had sent when it shipped the
+	// batch: should it die, those without a record were in flight.
+	Sent uint64 `json:"sent,omitempty"`
 }

@@ -98,6 +98,7 @@ type ToolHealth struct {
 	PromptCache   *PromptCache   `json:"prompt_cache,omitempty"`   // the server's prefix-cache hits over the run, where its /metrics count them
 	Workers       int            `json:"workers"`
 	WorkerPIDs    map[int]int    `json:"worker_pids,omitempty"`
+	LostInFlight  int            `json:"lost_in_flight,omitempty"` // requests that workers which died had sent and never recorded
 	Records       map[int]uint64 `json:"records_by_worker"`
 	Integrity     []string       `json:"integrity_problems"`
 	Warnings      []string       `json:"warnings"`

@@ -34,6 +34,7 @@ func workerHealth(th *result.ToolHealth, out *controller.Outcome, sum *metrics.S
 	}
 	th.Stamps = wire.MergeStamps(stamps)
 	th.Integrity = append(th.Integrity, out.Problems...)
+	th.LostInFlight = out.LostInFlight
 	th.Warnings = append(th.Warnings, healthWarnings(th, sum)...)
 }
 

@@ -68,6 +68,7 @@ type Control struct {
 	GCPause int64      `json:"gc_pause_ns,omitempty"` // the worker's total GC pause, at DONE
 	Stamps  *Stamps    `json:"stamps,omitempty"`      // how the worker's reads were stamped, at DONE
 	LastSeq uint64     `json:"last_seq,omitempty"`
+	Sent    uint64     `json:"sent,omitempty"` // requests sent so far (heartbeats): in flight = sent − recorded
 	Error   string     `json:"error,omitempty"`
 }
 

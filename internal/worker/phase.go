@@ -219,6 +219,7 @@ func (r *phaseRun) clock() int64 { return int64(time.Since(r.start)) }
 func (r *phaseRun) do(e schedule.Entry, due int64, waited bool) {
 	rec := record.Record{Worker: r.w.opt.ID, Index: e.Index, SessionID: e.SessionID, ISL: e.ISL, MaxTokens: e.MaxTokens,
 		Due: due, SlotWait: waited, Warmup: r.ph.Warmup()}
+	r.w.sent.Add(1)
 	r.c.Do(r.reqs, e.Body, e.SessionID, time.Duration(e.CancelAfterNs), e.MaxTokens, &rec)
 	if rec.ErrKind == record.ErrCancelled {
 		switch {

@@ -55,6 +55,7 @@ type worker struct {
 	seq     uint64
 	flushMu sync.Mutex // one flush at a time; guards shipped
 	shipped uint64
+	sent    atomic.Uint64 // requests handed to the client
 
 	wg sync.WaitGroup // every goroutine Run starts
 }
@@ -303,7 +304,7 @@ func (w *worker) flush() {
 	w.recMu.Unlock()
 	for len(recs) > 0 {
 		n := min(len(recs), wire.BatchMax)
-		b := record.Batch{Worker: w.opt.ID, First: recs[0].Seq, Records: recs[:n]}
+		b := record.Batch{Worker: w.opt.ID, First: recs[0].Seq, Records: recs[:n], Sent: w.sent.Load()}
 		payload, err := json.Marshal(&b)
 		if err != nil {
 			w.fatal(fmt.Errorf("encode records: %w", err))
@@ -387,7 +388,7 @@ func (w *worker) heartbeat(ctx context.Context) {
 			if time.Since(time.Unix(0, w.seen.Load())) > wire.SilenceLimit {
 				w.fatal(fmt.Errorf("controller silent for %s", wire.SilenceLimit))
 			}
-			w.send(wire.Control{Type: wire.Heartbeat})
+			w.send(wire.Control{Type: wire.Heartbeat, Sent: w.sent.Load()})
 		}
 	}
 }
