@@ -86,7 +86,7 @@ type peer struct {
 	stamps   *wire.Stamps
 	exited   bool
 	exitErr  error
-	finished bool // DONE matched by records, or given up on
+	finished bool   // DONE matched by records, or given up on
 	sent     uint64 // requests it had sent, as of its latest batch or heartbeat
 }
 
