@@ -274,3 +274,26 @@ func TestHugeConcurrencyFewRequests(t *testing.T) {
 		t.Fatalf("64 requests at concurrency 10^8 took %s", took)
 	}
 }
+
+// Every planned request ends as a record. Due requests still waiting for a
+// concurrency slot when --benchmark-duration ends are counted as cancelled
+// (unsent) instead of vanishing, which made the run say records were lost.
+func TestPlannedRequestsAllRecorded(t *testing.T) {
+	_, url := startSim(t, 300*time.Millisecond, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--request-rate", "40", "--concurrency", "1",
+		"--benchmark-duration", "0.5", "--benchmark-grace-period", "3", "--isl", "8", "--osl", "2", "--extra-inputs", "ignore_eos:true",
+		"--random-seed", "3", "--artifact-dir", dir)
+	r, err := result.Read(dir)
+	if err != nil {
+		t.Fatalf("exit %d: %v\n%s", res.code, err, res.stderr)
+	}
+	if strings.Contains(res.stderr, "received") || strings.Contains(strings.Join(r.ToolHealth.Warnings, " "), "records") {
+		t.Fatalf("records lost: %s %v", res.stderr, r.ToolHealth.Warnings)
+	}
+	unsent := r.Counts.CancelledBy["unsent"]
+	if unsent < 5 || r.Counts.OK+r.Counts.Errors != r.Counts.Requests || r.Counts.OK > 3 {
+		t.Fatalf("counts %+v", r.Counts)
+	}
+	t.Logf("counts %+v", r.Counts)
+}

@@ -90,6 +90,24 @@ func NewAggregator(w time.Duration, slos []config.SLO) *Aggregator {
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
+// countError counts a failed request by kind, and a cancelled one by cause.
+func (a *Aggregator) countError(r *record.Record) {
+	if r.ErrKind == record.ErrCancelled {
+		a.counts.Cancelled++
+		if r.CancelCause != "" {
+			if a.counts.CancelledBy == nil {
+				a.counts.CancelledBy = map[string]int{}
+			}
+			a.counts.CancelledBy[r.CancelCause]++
+		}
+	}
+	a.counts.Errors++
+	a.counts.ErrorsByKind[r.ErrKind]++
+	if _, ok := a.errMsgs[r.ErrKind]; !ok {
+		a.errMsgs[r.ErrKind] = r.ErrMsg
+	}
+}
+
 // Add folds one record in.
 func (a *Aggregator) Add(r *record.Record) {
 	if r.Warmup {
@@ -97,6 +115,11 @@ func (a *Aggregator) Add(r *record.Record) {
 		return
 	}
 	a.counts.Requests++
+	if r.ErrKind == record.ErrCancelled && r.CancelCause == record.CancelUnsent {
+		// Planned and never sent: counted, but in no timing.
+		a.countError(r)
+		return
+	}
 	if !a.any || r.Sent < a.firstSent {
 		a.firstSent = r.Sent
 	}
@@ -120,20 +143,7 @@ func (a *Aggregator) Add(r *record.Record) {
 		a.connRetries++
 	}
 	if !r.OK() {
-		if r.ErrKind == record.ErrCancelled {
-			a.counts.Cancelled++
-			if r.CancelCause != "" {
-				if a.counts.CancelledBy == nil {
-					a.counts.CancelledBy = map[string]int{}
-				}
-				a.counts.CancelledBy[r.CancelCause]++
-			}
-		}
-		a.counts.Errors++
-		a.counts.ErrorsByKind[r.ErrKind]++
-		if _, ok := a.errMsgs[r.ErrKind]; !ok {
-			a.errMsgs[r.ErrKind] = r.ErrMsg
-		}
+		a.countError(r)
 		return
 	}
 	a.counts.OK++

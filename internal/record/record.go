@@ -52,8 +52,10 @@ type Record struct {
 	ErrMsg    string `json:"error,omitempty"`
 	// CancelCause says who cancelled a cancelled request: "planned"
 	// (--request-cancellation-rate), "grace" (still running when the
-	// grace period after --benchmark-duration ran out) or "stop" (Ctrl-C,
-	// or the run was stopped).
+	// grace period after --benchmark-duration ran out), "stop" (Ctrl-C,
+	// or the run was stopped) or "unsent" (planned, but never sent: still
+	// waiting for a concurrency slot when --benchmark-duration ended, or
+	// the run stopped first).
 	CancelCause string `json:"cancel_cause,omitempty"`
 }
 
@@ -62,6 +64,7 @@ const (
 	CancelPlanned = "planned"
 	CancelGrace   = "grace"
 	CancelStop    = "stop"
+	CancelUnsent  = "unsent"
 )
 
 // OK reports whether the request succeeded.

@@ -184,9 +184,15 @@ func (r *phaseRun) openLoop() {
 			}
 		}()
 	}
-	for _, e := range r.ph.Entries {
+	// Every entry is in the plan (its due time is before the duration's
+	// end), so each one ends as a record: sent, however late the scheduler
+	// got to it on a busy machine (its lag shows that), or, when it never
+	// could be, cancelled as unsent. (Tied to the duration, a late wake-up
+	// once dropped the last due entries without a record.)
+	for i, e := range r.ph.Entries {
 		due := r.start.Add(time.Duration(e.DueNs))
-		if !preciseSleepUntil(r.sends, due) {
+		if !preciseSleepUntil(r.reqs, due) {
+			r.unsent(r.ph.Entries[i:], "the run stopped before it was due")
 			return
 		}
 		waited := false
@@ -198,6 +204,7 @@ func (r *phaseRun) openLoop() {
 				select {
 				case <-slots:
 				case <-r.sends.Done():
+					r.unsent(r.ph.Entries[i:], "still waiting for a concurrency slot when sending stopped")
 					return
 				}
 			}
@@ -214,6 +221,14 @@ func (r *phaseRun) openLoop() {
 }
 
 func (r *phaseRun) clock() int64 { return int64(time.Since(r.start)) }
+
+// unsent records planned entries that were never sent, as cancelled.
+func (r *phaseRun) unsent(es []schedule.Entry, why string) {
+	for _, e := range es {
+		r.w.add(record.Record{Worker: r.w.opt.ID, Index: e.Index, SessionID: e.SessionID, ISL: e.ISL, MaxTokens: e.MaxTokens,
+			Due: e.DueNs, Warmup: r.ph.Warmup(), ErrKind: record.ErrCancelled, CancelCause: record.CancelUnsent, ErrMsg: "not sent: " + why})
+	}
+}
 
 // do sends one request and hands its record to the worker's buffer.
 func (r *phaseRun) do(e schedule.Entry, due int64, waited bool) {
