@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -114,5 +115,41 @@ func TestBranchRetriesWhenMoved(t *testing.T) {
 	b.Retries = 3
 	if err := b.Append(context.Background(), "chat", "sha256:abc", "def", runs("y", 1), 5); err == nil || !strings.Contains(err.Error(), "gave up after 3") {
 		t.Errorf("a branch that never stops moving: %v", err)
+	}
+}
+
+// Two gates refreshing one baseline folder at once neither fail nor
+// corrupt it: every file left is a whole run, and keep of them remain.
+func TestFolderConcurrentRefreshes(t *testing.T) {
+	root := t.TempDir()
+	f := &Folder{Root: root}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 5; i++ {
+				if err := f.Append(context.Background(), "s", "sha256:abc", fmt.Sprintf("c%d-%d", g, i), runs(fmt.Sprintf("g%d-%d", g, i), 3), 4); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	es, err := f.List(context.Background(), "s", "sha256:abc")
+	if err != nil || len(es) < 4 {
+		t.Fatalf("%d entries, %v", len(es), err)
+	}
+	for _, e := range es {
+		b, err := e.Load(context.Background())
+		if err != nil || !strings.HasPrefix(string(b), "{") {
+			t.Fatalf("%s: %q %v", e.Name, b, err)
+		}
 	}
 }

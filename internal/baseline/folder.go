@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -67,7 +68,8 @@ func (f *Folder) Append(ctx context.Context, scenario, hash, commit string, runs
 		return err
 	}
 	for _, e := range trim(es, keep) {
-		if err := os.Remove(filepath.Join(dir, e.Name)); err != nil {
+		// Another gate on the same folder may have trimmed it first.
+		if err := os.Remove(filepath.Join(dir, e.Name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("baseline folder: %w", err)
 		}
 	}
