@@ -297,3 +297,23 @@ func TestPlannedRequestsAllRecorded(t *testing.T) {
 	}
 	t.Logf("counts %+v", r.Counts)
 }
+
+// A run in a folder where an earlier run was killed says what it found:
+// the earlier run's records, in its temp file, are named and left alone.
+func TestLeftoversOfAKilledRunAreNamed(t *testing.T) {
+	_, url := startSim(t, time.Millisecond, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	os.MkdirAll(dir, 0o755)
+	left := filepath.Join(dir, ".records.jsonl.tmp-123")
+	os.WriteFile(left, []byte(`{"index":0}`+"\n"), 0o600)
+	if res := runCLI(t, time.Minute, quickProfile(url, dir, "--random-seed", "1")...); res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	r, _ := result.Read(dir)
+	if !strings.Contains(strings.Join(r.ToolHealth.Warnings, "\n"), "found .records.jsonl.tmp-123 (12 bytes") {
+		t.Fatalf("warnings %v", r.ToolHealth.Warnings)
+	}
+	if _, err := os.Stat(left); err != nil {
+		t.Fatal("the leftover was removed")
+	}
+}

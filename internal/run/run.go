@@ -135,7 +135,12 @@ func Profile(ctx context.Context, p *config.Profile, opt Options) (*Result, erro
 	if err := result.WriteFileAtomic(filepath.Join(dir, result.InputsFile), inputs); err != nil {
 		return nil, Failf("write inputs.json: %v", err)
 	}
-	r := &profileRun{p: p, plan: plan, target: target, dir: dir, opt: opt, res: &Result{Dir: dir}}
+	r := &profileRun{p: p, plan: plan, target: target, dir: dir, opt: opt, res: &Result{Dir: dir}, leftovers: leftovers(dir)}
+	for _, w := range r.leftovers {
+		if opt.Logf != nil {
+			opt.Logf("%s", w)
+		}
+	}
 	return r.execute(ctx)
 }
 
@@ -148,6 +153,24 @@ type profileRun struct {
 	dir    string
 	opt    Options
 	res    *Result
+	// leftovers: what an earlier run in this folder that never finished
+	// (killed) left behind, said in this run's warnings.
+	leftovers []string
+}
+
+// leftovers names the temp files a killed run left in dir: its records
+// are in them, up to where it stopped. They are left in place.
+func leftovers(dir string) []string {
+	var out []string
+	for _, pat := range []string{".*.tmp-*", ".tmp-*"} {
+		ms, _ := filepath.Glob(filepath.Join(dir, pat))
+		for _, m := range ms {
+			if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() {
+				out = append(out, fmt.Sprintf("found %s (%d bytes, %s) left by an earlier run in this folder that did not finish (killed?): left in place", filepath.Base(m), fi.Size(), fi.ModTime().UTC().Format(time.RFC3339)))
+			}
+		}
+	}
+	return out
 }
 
 // execute runs the plan across the workers and writes the run folder.
@@ -296,6 +319,7 @@ func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted boo
 			SlotWaits: sum.SlotWaits, ConnRetries: sum.ConnRetries, CPUStealPct: g.steal},
 		ServerMetrics: g.serverMetrics,
 	}
+	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, r.leftovers...)
 	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, sum.TokenWarnings...)
 	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, g.scrapeWarnings...)
 	run.ToolHealth.PromptCache = servermetrics.PromptCacheOf(g.serverMetrics)
