@@ -129,6 +129,11 @@ func LoadGate(path string) (*Gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	return ParseGate(b, path)
+}
+
+// ParseGate is LoadGate for a file's bytes; path names it in errors.
+func ParseGate(b []byte, path string) (*Gate, error) {
 	g := DefaultGate
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)

@@ -11,6 +11,10 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
+// MaxInputLength is the longest prompt a file line may ask to synthesize
+// (4M tokens): a larger one is a mistake that would take the memory.
+const MaxInputLength = 1 << 22
+
 // Line is one prompt from an input file, with its timestamp when it has one.
 type Line struct {
 	Prompt
@@ -52,6 +56,8 @@ func FromFile(path string, words *rand.Rand) ([]Line, error) {
 		case fl.Text != nil:
 			l.Text = *fl.Text
 			l.ISL = tokenizer.Count(l.Text)
+		case fl.InputLength != nil && *fl.InputLength > MaxInputLength:
+			return nil, fmt.Errorf("%s:%d: \"input_length\" %d is past %d tokens, longer than any model's context", path, n, *fl.InputLength, MaxInputLength)
 		case fl.InputLength != nil && *fl.InputLength > 0:
 			l.Prompt = synth(*fl.InputLength, words)
 		default:
