@@ -115,6 +115,10 @@ func TestLoopMatchesNetHTTP(t *testing.T) {
 		{name: "cut inside an event", h: raw(sseHead+"Connection: close\r\n\r\n"+sseBody(2, false)[:len(sseEvent(" w0"))+20], 0, true), kind: record.ErrStreamCut, chunks: 1, status: 200},
 		{name: "cut inside the chunked body", h: raw(sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(sseBody(3, true), 64)[:300], 0, true), kind: record.ErrStreamCut, chunks: 1, status: 200},
 		{name: "endless line", h: raw(sseHead+"Connection: close\r\n\r\n"+sseEvent(" a")+"data: "+strings.Repeat("x", 3<<20), 0, true), kind: record.ErrMalformed, chunks: 1, status: 200}, // held to 1 MiB, not to the client's memory
+		// A multi-byte character split across chunks (servers do that) is
+		// not an error: the bytes are counted as they come.
+		{name: "invalid UTF-8 in content", h: raw(sseHead+"Connection: close\r\n\r\n"+chunkPrefix+"{\"index\":0,\"delta\":{\"content\":\" a\xe2\x82\"},\"finish_reason\":null}]}\n\n"+sseBody(1, true), 0, true), osl: 2, chunks: 2, status: 200, usedOSL: 1},
+		{name: "a non-SSE 200", h: raw("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nhello", 0, true), kind: record.ErrMalformed, status: 200},
 		{name: "malformed chunk", h: raw(sseHead+"Connection: close\r\n\r\ndata: {\"choices\":[\n\n", 0, true), kind: record.ErrMalformed, status: 200},
 		{name: "error in stream", h: raw(sseHead+"Connection: close\r\n\r\n"+sseEvent(" a")+`data: {"error":{"message":"out of memory"}}`+"\n\n", 0, true), kind: record.ErrServer, chunks: 1, status: 200},
 		{name: "http 500", h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
