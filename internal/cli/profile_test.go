@@ -435,6 +435,17 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	if len(run.ToolHealth.Integrity) == 0 {
 		t.Error("no integrity problem recorded")
 	}
+	// The killed worker's requests in flight are counted as lost. Records
+	// plus lost can fall short of what the server saw by what the worker did
+	// in its last 20 ms (its last report): records it had not shipped yet,
+	// and requests it sent since; at most its slots' worth here.
+	srv.Settle(5 * time.Second)
+	seen := len(srv.Truths())
+	lost := run.ToolHealth.LostInFlight
+	t.Logf("server saw %d requests; %d records (%+v), %d lost in flight; integrity %v", seen, run.Counts.Requests, run.Counts, lost, run.ToolHealth.Integrity)
+	if lost < 1 || run.Counts.Requests+lost > seen || seen-(run.Counts.Requests+lost) > 4 {
+		t.Errorf("server saw %d requests; %d records and %d lost in flight", seen, run.Counts.Requests, lost)
+	}
 	assertOnlyEntry(t, parent, "out")
 }
 

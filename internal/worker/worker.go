@@ -50,12 +50,13 @@ type worker struct {
 	seen    atomic.Int64  // unix ns of the last message from the controller
 	closing atomic.Bool   // set once Run is returning: socket errors are expected
 
-	recMu   sync.Mutex
-	pending []record.Record
-	seq     uint64
-	flushMu sync.Mutex // one flush at a time; guards shipped
-	shipped uint64
-	sent    atomic.Uint64 // requests handed to the client
+	recMu    sync.Mutex
+	pending  []record.Record
+	seq      uint64
+	flushMu  sync.Mutex // one flush at a time; guards shipped
+	shipped  uint64
+	sent     atomic.Uint64 // requests handed to the client
+	reported uint64        // the sent count last shipped (guarded by flushMu)
 
 	wg sync.WaitGroup // every goroutine Run starts
 }
@@ -302,9 +303,20 @@ func (w *worker) flush() {
 	recs := w.pending
 	w.pending = nil
 	w.recMu.Unlock()
+	if sent := w.sent.Load(); len(recs) == 0 && sent != w.reported {
+		// No records, but requests went out: say so, so that the
+		// controller knows what was in flight should this process die.
+		b := record.Batch{Worker: w.opt.ID, First: w.shipped + 1, Sent: sent}
+		payload, _ := json.Marshal(&b)
+		if err := w.push.Send(zmq4.NewMsg(payload)); err != nil {
+			w.fatal(fmt.Errorf("send records: %w", err))
+		}
+		w.reported = sent
+	}
 	for len(recs) > 0 {
 		n := min(len(recs), wire.BatchMax)
 		b := record.Batch{Worker: w.opt.ID, First: recs[0].Seq, Records: recs[:n], Sent: w.sent.Load()}
+		w.reported = b.Sent
 		payload, err := json.Marshal(&b)
 		if err != nil {
 			w.fatal(fmt.Errorf("encode records: %w", err))
