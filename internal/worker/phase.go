@@ -45,7 +45,9 @@ func (w *worker) runPhase(stop context.Context, c *client.Client, ph *wire.Phase
 		defer t1.Stop()
 		defer t2.Stop()
 	}
-	if !preciseSleepUntil(r.sends, start) {
+	// (Bounded by the in-flight context, as the open loop's sends are: a
+	// planned request is never dropped for a late start; see openLoop.)
+	if !preciseSleepUntil(r.reqs, start) {
 		return
 	}
 	if ph.Open {

@@ -1,9 +1,15 @@
 package worker
 
 import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
+	"github.com/aiperf-action/aiperf-action/internal/client"
+	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
 	"github.com/aiperf-action/aiperf-action/internal/wire"
 )
@@ -34,5 +40,34 @@ func TestCycleEntries(t *testing.T) {
 	e, ok := r.entry(2) // global request 2·2+1 = 5 → pool[5 mod 3] = "c"
 	if !ok || e.Index != 5 || e.SessionID != "c-5" || e.CancelAfterNs != 7 {
 		t.Fatalf("entry %+v", e)
+	}
+}
+
+// A scheduler that gets to its due requests only after the duration's end
+// (a busy machine: here the phase starts late, after its own end) still
+// sends every planned request and records it; it used to drop them
+// without a record, and the run said records were lost.
+func TestLateSchedulerSendsEveryPlannedRequest(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"a b"},"finish_reason":"stop"}]}`)
+	}))
+	defer srv.Close()
+	var entries []schedule.Entry
+	for i := 0; i < 20; i++ {
+		entries = append(entries, schedule.Entry{Index: i, DueNs: int64(i) * int64(time.Millisecond), Body: []byte(`{}`)})
+	}
+	ph := &wire.PhaseShard{Phase: schedule.Phase{Open: true, Entries: entries, DurationNs: int64(20 * time.Millisecond), GraceNs: int64(10 * time.Second)}}
+	w := &worker{opt: Options{ID: 0}}
+	start := time.Now().Add(-time.Second) // every due time, and the end, already passed
+	c := &client.Client{HTTP: srv.Client(), URL: srv.URL, Kind: endpoint.Chat{}, Clock: func() int64 { return int64(time.Since(start)) }}
+	w.runPhase(context.Background(), c, ph, start)
+	if len(w.pending) != 20 {
+		t.Fatalf("%d records of 20 planned", len(w.pending))
+	}
+	for _, r := range w.pending {
+		if !r.OK() {
+			t.Fatalf("record %+v", r)
+		}
 	}
 }
