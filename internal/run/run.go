@@ -128,11 +128,7 @@ func Profile(ctx context.Context, p *config.Profile, opt Options) (*Result, erro
 			return nil, Failf("--artifact-dir %s: %s is not a regular file (a %s): the run could not write it", dir, name, fi.Mode().Type())
 		}
 	}
-	inputs, err := plan.InputsJSON()
-	if err != nil {
-		return nil, Failf("render inputs.json: %v", err)
-	}
-	if err := result.WriteFileAtomic(filepath.Join(dir, result.InputsFile), inputs); err != nil {
+	if err := result.WriteAtomicFunc(filepath.Join(dir, result.InputsFile), plan.WriteInputsJSON); err != nil {
 		return nil, Failf("write inputs.json: %v", err)
 	}
 	r := &profileRun{p: p, plan: plan, target: target, dir: dir, opt: opt, res: &Result{Dir: dir}, leftovers: leftovers(dir)}

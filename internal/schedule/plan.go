@@ -17,11 +17,13 @@
 package schedule
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -341,21 +343,51 @@ type inputSession struct {
 
 // InputsJSON renders every phase's payloads as AIPerf's inputs.json.
 func (pl *Plan) InputsJSON() ([]byte, error) {
-	var f inputsFile
+	var b bytes.Buffer
+	err := pl.WriteInputsJSON(&b)
+	return b.Bytes(), err
+}
+
+// WriteInputsJSON writes inputs.json to w one session at a time, so a plan
+// of a million requests is not rendered whole in memory. The bytes are
+// json.MarshalIndent's of the whole file, indent two spaces.
+func (pl *Plan) WriteInputsJSON(w io.Writer) error {
+	n := 0
+	for _, ph := range pl.Phases {
+		n += len(ph.Entries)
+	}
+	if n == 0 {
+		b, err := json.MarshalIndent(inputsFile{}, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(b, '\n'))
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	bw.WriteString("{\n  \"data\": [\n")
+	i := 0
 	for _, ph := range pl.Phases {
 		for _, e := range ph.Entries {
 			s := inputSession{SessionID: e.SessionID, Payloads: []json.RawMessage{e.Body}}
 			if ph.Warmup() {
 				s.Phase = PhaseWarmup
 			}
-			f.Data = append(f.Data, s)
+			b, err := json.MarshalIndent(s, "    ", "  ")
+			if err != nil {
+				return err
+			}
+			bw.WriteString("    ")
+			bw.Write(b)
+			if i++; i < n {
+				bw.WriteString(",\n")
+			} else {
+				bw.WriteString("\n")
+			}
 		}
 	}
-	b, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
+	bw.WriteString("  ]\n}\n")
+	return bw.Flush()
 }
 
 // Hash is the profile_hash: sha256 over the model, endpoint shape and the

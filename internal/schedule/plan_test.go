@@ -248,3 +248,30 @@ func TestRepeatsSendTheirOwnPrompts(t *testing.T) {
 		}
 	}
 }
+
+// inputs.json written one session at a time is byte for byte what
+// MarshalIndent makes of the whole file.
+func TestInputsJSONStreamedIsMarshalIndent(t *testing.T) {
+	t.Parallel()
+	p := profile()
+	p.WarmupRequestCount = 2
+	pl, err := Build(p, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f inputsFile
+	for _, ph := range pl.Phases {
+		for _, e := range ph.Entries {
+			s := inputSession{SessionID: e.SessionID, Payloads: []json.RawMessage{e.Body}}
+			if ph.Warmup() {
+				s.Phase = PhaseWarmup
+			}
+			f.Data = append(f.Data, s)
+		}
+	}
+	want, _ := json.MarshalIndent(f, "", "  ")
+	got, err := pl.InputsJSON()
+	if err != nil || !bytes.Equal(got, append(want, '\n')) {
+		t.Fatalf("streamed inputs.json differs (%v):\n%s\nwant:\n%s", err, got[:min(400, len(got))], want[:min(400, len(want))])
+	}
+}
