@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -316,4 +318,68 @@ func TestLeftoversOfAKilledRunAreNamed(t *testing.T) {
 	if _, err := os.Stat(left); err != nil {
 		t.Fatal("the leftover was removed")
 	}
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if f := strings.Fields(s[i+1:]); i > 0 && len(f) > 1 && f[1] == fmt.Sprint(pid) {
+			var c int
+			fmt.Sscan(e.Name(), &c)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// A SIGKILLed controller leaves no worker behind: they die with it
+// (PR_SET_PDEATHSIG), within a second here, not after the 10 s of silence
+// their heartbeat would wait.
+func TestKilledControllerLeavesNoWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	usePlainWorkers(t)
+	_, url := startSim(t, 50*time.Millisecond, 20*time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(plainBin, "profile", "-m", "sim", "-u", url, "--streaming", "--workers", "2", "--concurrency", "4",
+		"--request-count", "400", "--isl", "8", "--osl", "20", "--extra-inputs", "ignore_eos:true", "--random-seed", "1", "--artifact-dir", dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var workers []int
+	for end := time.Now().Add(20 * time.Second); len(workers) < 2 && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		workers = childrenOf(cmd.Process.Pid)
+	}
+	if len(workers) < 2 {
+		cmd.Process.Kill()
+		t.Fatalf("workers %v", workers)
+	}
+	time.Sleep(300 * time.Millisecond) // under way
+	cmd.Process.Kill()
+	cmd.Wait()
+	killed := time.Now()
+	for _, w := range workers {
+		for {
+			if err := syscall.Kill(w, 0); err != nil {
+				break
+			}
+			if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w)); strings.Contains(string(b), ") Z ") {
+				break // a zombie: dead, waiting for init to reap it
+			}
+			if time.Since(killed) > 5*time.Second {
+				t.Fatalf("worker %d still alive %s after its controller was killed", w, time.Since(killed))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	t.Logf("workers %v gone %s after the controller", workers, time.Since(killed).Round(time.Millisecond))
 }
