@@ -383,3 +383,55 @@ func TestKilledControllerLeavesNoWorkers(t *testing.T) {
 	}
 	t.Logf("workers %v gone %s after the controller", workers, time.Since(killed).Round(time.Millisecond))
 }
+
+// SIGTERM (as CI sends on a cancelled job) and SIGINT stop the run: the
+// workers stop within 2 s, the partial results are written, exit 130.
+func TestSignalledControllerStopsAndWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	usePlainWorkers(t)
+	_, url := startSim(t, 50*time.Millisecond, 20*time.Millisecond)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		dir := filepath.Join(t.TempDir(), "run")
+		cmd := exec.Command(plainBin, "profile", "-m", "sim", "-u", url, "--streaming", "--workers", "2", "--concurrency", "4",
+			"--request-count", "400", "--isl", "8", "--osl", "20", "--extra-inputs", "ignore_eos:true", "--random-seed", "1", "--artifact-dir", dir)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var workers []int
+		for end := time.Now().Add(20 * time.Second); len(workers) < 2 && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			workers = childrenOf(cmd.Process.Pid)
+		}
+		time.Sleep(500 * time.Millisecond)
+		cmd.Process.Signal(sig)
+		sent := time.Now()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("%s: still running 10 s later", sig)
+		}
+		took := time.Since(sent)
+		if code := cmd.ProcessState.ExitCode(); code != ExitInterrupted {
+			t.Errorf("%s: exit %d", sig, code)
+		}
+		r, err := result.Read(dir)
+		if err != nil || !r.Cancelled || r.Counts.Requests == 0 {
+			t.Errorf("%s: partial run.json %v %+v", sig, err, r)
+		}
+		for _, w := range workers {
+			if err := syscall.Kill(w, 0); err == nil {
+				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w)); !strings.Contains(string(b), ") Z ") {
+					t.Errorf("%s: worker %d still alive after the controller exited", sig, w)
+				}
+			}
+		}
+		if took > 2*time.Second {
+			t.Errorf("%s: took %s to stop (want under 2 s)", sig, took)
+		}
+		t.Logf("%s: stopped in %s with %d requests recorded", sig, took.Round(time.Millisecond), r.Counts.Requests)
+	}
+}
