@@ -435,3 +435,38 @@ func TestSignalledControllerStopsAndWrites(t *testing.T) {
 		t.Logf("%s: stopped in %s with %d requests recorded", sig, took.Round(time.Millisecond), r.Counts.Requests)
 	}
 }
+
+// A worker frozen by SIGSTOP is found by its silence (10 s), named, killed,
+// and its requests in flight counted as lost.
+func TestStoppedWorkerIsNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the 10 s silence limit")
+	}
+	srv, url := startSim(t, 100*time.Millisecond, 50*time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	stopped := make(chan int, 1)
+	go func() {
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if len(srv.Truths()) >= 2 {
+				if pids := childWorkers(t); len(pids) > 0 {
+					syscall.Kill(pids[0], syscall.SIGSTOP)
+					stopped <- pids[0]
+					return
+				}
+			}
+		}
+		stopped <- 0
+	}()
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--workers", "2", "--concurrency", "4",
+		"--request-count", "400", "--isl", "10", "--osl", "10", "--extra-inputs", "ignore_eos:true", "--random-seed", "5", "--artifact-dir", dir)
+	pid := <-stopped
+	if pid == 0 {
+		t.Fatal("found no worker to stop")
+	}
+	syscall.Kill(pid, syscall.SIGCONT) // (it was killed; this only makes sure)
+	r, err := result.Read(dir)
+	if res.code != ExitError || !strings.Contains(res.stderr, "stopped answering") || !strings.Contains(res.stderr, fmt.Sprint(pid)) || err != nil {
+		t.Fatalf("exit %d: %v\n%s", res.code, err, res.stderr)
+	}
+	t.Logf("stderr: %s; lost in flight %d", strings.TrimSpace(res.stderr), r.ToolHealth.LostInFlight)
+}
