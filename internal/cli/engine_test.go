@@ -340,16 +340,10 @@ func childrenOf(pid int) []int {
 	return out
 }
 
-// A SIGKILLed controller leaves no worker behind: they die with it
-// (PR_SET_PDEATHSIG), within a second here, not after the 10 s of silence
-// their heartbeat would wait.
-func TestKilledControllerLeavesNoWorkers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	usePlainWorkers(t)
-	_, url := startSim(t, 50*time.Millisecond, 20*time.Millisecond)
-	dir := filepath.Join(t.TempDir(), "run")
+// startController runs a 400-request profile as its own process (the
+// plain build) and waits until its two workers are up.
+func startController(t *testing.T, url, dir string) (*exec.Cmd, []int) {
+	t.Helper()
 	cmd := exec.Command(plainBin, "profile", "-m", "sim", "-u", url, "--streaming", "--workers", "2", "--concurrency", "4",
 		"--request-count", "400", "--isl", "8", "--osl", "20", "--extra-inputs", "ignore_eos:true", "--random-seed", "1", "--artifact-dir", dir)
 	if err := cmd.Start(); err != nil {
@@ -359,6 +353,19 @@ func TestKilledControllerLeavesNoWorkers(t *testing.T) {
 	for end := time.Now().Add(20 * time.Second); len(workers) < 2 && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		workers = childrenOf(cmd.Process.Pid)
 	}
+	return cmd, workers
+}
+
+// A SIGKILLed controller leaves no worker behind: they die with it
+// (PR_SET_PDEATHSIG), within a second here, not after the 10 s of silence
+// their heartbeat would wait.
+func TestKilledControllerLeavesNoWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	usePlainWorkers(t)
+	_, url := startSim(t, 50*time.Millisecond, 20*time.Millisecond)
+	cmd, workers := startController(t, url, filepath.Join(t.TempDir(), "run"))
 	if len(workers) < 2 {
 		cmd.Process.Kill()
 		t.Fatalf("workers %v", workers)
@@ -394,15 +401,7 @@ func TestSignalledControllerStopsAndWrites(t *testing.T) {
 	_, url := startSim(t, 50*time.Millisecond, 20*time.Millisecond)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		dir := filepath.Join(t.TempDir(), "run")
-		cmd := exec.Command(plainBin, "profile", "-m", "sim", "-u", url, "--streaming", "--workers", "2", "--concurrency", "4",
-			"--request-count", "400", "--isl", "8", "--osl", "20", "--extra-inputs", "ignore_eos:true", "--random-seed", "1", "--artifact-dir", dir)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		var workers []int
-		for end := time.Now().Add(20 * time.Second); len(workers) < 2 && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-			workers = childrenOf(cmd.Process.Pid)
-		}
+		cmd, workers := startController(t, url, dir)
 		time.Sleep(500 * time.Millisecond)
 		cmd.Process.Signal(sig)
 		sent := time.Now()
