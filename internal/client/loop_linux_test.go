@@ -271,6 +271,20 @@ func TestLoopCancelTimeoutRefused(t *testing.T) {
 	if rec.ErrKind != record.ErrConnRefused {
 		t.Errorf("refused: kind %q (%s)", rec.ErrKind, rec.ErrMsg)
 	}
+	// Headers that come slower than the timeout: a timeout too.
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(500 * time.Millisecond):
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	sc := &Client{URL: slow.URL, Kind: endpoint.Chat{}, Streaming: true, Clock: clock(), Loop: c.Loop, Timeout: 60 * time.Millisecond}
+	rec = record.Record{}
+	sc.Do(context.Background(), []byte(`{}`), "", 0, 1, &rec)
+	if rec.ErrKind != record.ErrTimeout {
+		t.Errorf("slow headers: kind %q (%s)", rec.ErrKind, rec.ErrMsg)
+	}
 	c.Timeout = 0
 	rec = record.Record{}
 	c.Do(context.Background(), []byte(`{}`), "", 0, 50, &rec)
