@@ -226,7 +226,10 @@ func TestDemoShowsTheLoadShape(t *testing.T) {
 		return d.P99 / d.P50
 	}
 	a, b := spread("artifacts/demo/a-c1"), spread("artifacts/demo/b-poisson")
-	if !(a < 1.2 && b > 1.4) || !strings.Contains(res.stdout, "| TTFT p99 / p50 |") {
+	// (a)'s p99 is the slowest of 6 requests, so the host's own noise shows
+	// in it (1.02 on a quiet machine, 1.25 once on a busy one); (b)'s spread
+	// is the model's (1.75-1.85 here) and must stand clear of it.
+	if !(b > 1.4 && b-a > 0.25) || !strings.Contains(res.stdout, "| TTFT p99 / p50 |") {
 		t.Fatalf("TTFT p99/p50: %.2f at concurrency 1, %.2f under Poisson\n%s", a, b, res.stdout)
 	}
 }
