@@ -40,9 +40,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "aiperf-action demo: %v\n", err)
 		return ExitError
 	}
-	cfg := sim.DefaultConfig
-	cfg.Mode, cfg.Engine = "engine", p.Config
-	cfg.Engine.Seed = 1
+	cfg, _ := sim.EngineConfig(p.Name)
 	sctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- sim.Serve(sctx, ln, sim.New(cfg)) }()

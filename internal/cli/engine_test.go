@@ -14,19 +14,15 @@ import (
 
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/sim"
-	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
 )
 
 // engineSim serves the simulator in engine mode with the default preset.
 func engineSim(t *testing.T, edit func(*sim.Config)) (*sim.Server, string) {
 	t.Helper()
-	p, err := engine.PresetNamed(engine.DefaultPreset)
+	cfg, err := sim.EngineConfig("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := sim.DefaultConfig
-	cfg.Mode, cfg.Engine = "engine", p.Config
-	cfg.Engine.Seed = 1
 	if edit != nil {
 		edit(&cfg)
 	}

@@ -275,7 +275,9 @@ type streamState struct {
 	words    tokenizer.WordCounter
 	buf      [256]byte
 	done     bool // [DONE] arrived
-	finished bool // a finish_reason arrived
+	finished bool // a finish_reason arrived in a fully decoded chunk
+	tail     [256]byte
+	tailN    int // the last fast-path chunk's last bytes: tail[:tailN]
 }
 
 func (st *streamState) start(rec *record.Record, maxTokens int) {
@@ -291,13 +293,19 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 		st.done = true
 		return true, false
 	}
-	if !st.finished && hasFinish(ev.Data) {
-		st.finished = true
-	}
 	text, full, perr := endpoint.Scan(ev.Data, st.buf[:0])
 	if perr != nil {
 		c.fail(rec, record.ErrMalformed, fmt.Sprintf("chunk %q: %v", snippet(ev.Data), perr))
 		return true, true
+	}
+	if full != nil && full.Finish != "" {
+		st.finished = true
+	}
+	if full == nil {
+		// Keep the chunk's tail, where a finish_reason sits (after the
+		// delta and logprobs): endStream looks there only if no [DONE]
+		// came, so the chunk path pays a short copy, not a search.
+		st.tailN = copy(st.tail[:], ev.Data[max(0, len(ev.Data)-len(st.tail)):])
 	}
 	if full != nil && full.ServerErr != "" {
 		c.fail(rec, record.ErrServer, snippet([]byte(full.ServerErr)))
@@ -325,7 +333,7 @@ func (c *Client) endStream(rec *record.Record, st *streamState, end int64) {
 	rec.End = end
 	rec.OSL = st.words.N
 	switch {
-	case !st.done && !st.finished:
+	case !st.done && !st.finished && !hasFinish(st.tail[:st.tailN]):
 		rec.ErrKind, rec.ErrMsg = record.ErrStreamCut, fmt.Sprintf("the stream ended after %d tokens with neither [DONE] nor a finish_reason", rec.OSL)
 	case rec.OSL == 0:
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "stream ended with no content"
@@ -333,22 +341,17 @@ func (c *Client) endStream(rec *record.Record, st *streamState, end int64) {
 }
 
 // hasFinish reports whether a chunk carries a finish_reason that is a
-// string (not null).
+// string (not null); a chunk has one choice.
 func hasFinish(data []byte) bool {
-	const key = `"finish_reason":`
-	for rest := data; ; {
-		i := bytes.Index(rest, []byte(key))
-		if i < 0 {
-			return false
-		}
-		rest = rest[i+len(key):]
-		for len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
-			rest = rest[1:]
-		}
-		if len(rest) > 0 && rest[0] == '"' {
-			return true
-		}
+	i := bytes.Index(data, []byte(`"finish_reason":`))
+	if i < 0 {
+		return false
 	}
+	rest := data[i+len(`"finish_reason":`):]
+	for len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
+		rest = rest[1:]
+	}
+	return len(rest) > 0 && rest[0] == '"'
 }
 
 func (c *Client) readWhole(ctx context.Context, body io.Reader, rec *record.Record, clock func() int64) {

@@ -52,12 +52,9 @@ func (g *gate) bringUpServer(ctx context.Context, running string, s config.Serve
 		desc := fmt.Sprintf("built-in simulator (exact mode, TTFT %s, ITL %s)", s.TTFT, s.ITL)
 		if s.Mode == "engine" {
 			preset := cmp.Or(s.Preset, engine.DefaultPreset)
-			p, err := engine.PresetNamed(preset)
-			if err != nil {
+			if cfg, err = sim.EngineConfig(preset); err != nil {
 				return "", nil, "", err
 			}
-			cfg.Mode, cfg.Engine = "engine", p.Config
-			cfg.Engine.Seed = 1
 			desc = "built-in simulator (engine mode, preset " + preset + ")"
 		}
 		if s.SpeedJitter > 0 {

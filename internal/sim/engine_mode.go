@@ -14,6 +14,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
 // engSeq is one request in engine mode: the model's sequence, and the due
@@ -229,38 +230,18 @@ func (s *Server) tokenDue(es *engSeq, arrival time.Time, k int, gone <-chan stru
 }
 
 // promptHashes are the chained block hashes of a request's prompt words,
-// for the engine's prefix cache.
-func promptHashes(req *request, bs int) []uint64 {
+// for the engine's prefix cache; isl is their count (promptTokens'), so
+// engine mode decodes the prompt once.
+func promptHashes(req *request, bs int) (hashes []uint64, isl int) {
 	var toks []uint64
-	add := func(text string) {
-		for _, w := range strings.Fields(text) {
+	promptTexts(req, func(text string) {
+		for _, w := range strings.FieldsFunc(text, tokenizer.IsSpace) {
 			h := fnv.New64a()
 			h.Write([]byte(w))
 			toks = append(toks, h.Sum64())
 		}
-	}
-	each := func(raw json.RawMessage) {
-		var str string
-		if json.Unmarshal(raw, &str) == nil {
-			add(str)
-			return
-		}
-		var parts []struct {
-			Text string `json:"text"`
-		}
-		if json.Unmarshal(raw, &parts) == nil {
-			for _, p := range parts {
-				add(p.Text)
-			}
-		}
-	}
-	for _, m := range req.Messages {
-		each(m.Content)
-	}
-	if len(req.Prompt) > 0 {
-		each(req.Prompt)
-	}
-	return engine.BlockHashes(toks, bs)
+	})
+	return engine.BlockHashes(toks, bs), len(toks)
 }
 
 // engineHandler serves GET /sim/engine: the engine's counters, how late it

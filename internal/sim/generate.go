@@ -63,7 +63,13 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 	}
 	h := hashBody(body)
 	n, finish := s.outputLen(&req, h)
-	isl := promptTokens(&req)
+	var isl int
+	var hashes []uint64
+	if s.engine != nil {
+		hashes, isl = promptHashes(&req, s.cfg.Engine.BlockSize)
+	} else {
+		isl = promptTokens(&req)
+	}
 	f := s.cfg.Faults.pick(h)
 	switch f {
 	case faultError:
@@ -82,7 +88,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 			apiError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("%d prompt and %d output tokens do not fit in the engine's KV cache", isl, n))
 			return
 		}
-		es = &engSeq{seq: engine.Seq{ISL: isl, OSL: n, Hashes: promptHashes(&req, s.cfg.Engine.BlockSize), Arrival: arrival.UnixNano()},
+		es = &engSeq{seq: engine.Seq{ISL: isl, OSL: n, Hashes: hashes, Arrival: arrival.UnixNano()},
 			arrival: arrival, notify: make(chan struct{}, 1), stallAt: -1}
 		es.seq.Ref = es
 		if f == faultStall {
@@ -364,14 +370,14 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, rp *reply) {
 	truth.FirstToken = int64(time.Since(arrival))
 }
 
-// promptTokens counts the prompt with the builtin tokenizer. Content given
-// as an array of parts counts its text parts.
-func promptTokens(req *request) int {
-	n := 0
-	count := func(raw json.RawMessage) {
+// promptTexts calls f with each text of the prompt: a message's content
+// given as a string, or the text parts of one given as an array, and a
+// completions prompt.
+func promptTexts(req *request, f func(string)) {
+	each := func(raw json.RawMessage) {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
-			n += tokenizer.Count(s)
+			f(s)
 			return
 		}
 		var parts []struct {
@@ -379,15 +385,21 @@ func promptTokens(req *request) int {
 		}
 		if json.Unmarshal(raw, &parts) == nil {
 			for _, p := range parts {
-				n += tokenizer.Count(p.Text)
+				f(p.Text)
 			}
 		}
 	}
 	for _, m := range req.Messages {
-		count(m.Content)
+		each(m.Content)
 	}
 	if len(req.Prompt) > 0 {
-		count(req.Prompt)
+		each(req.Prompt)
 	}
+}
+
+// promptTokens counts the prompt with the builtin tokenizer.
+func promptTokens(req *request) int {
+	n := 0
+	promptTexts(req, func(s string) { n += tokenizer.Count(s) })
 	return n
 }

@@ -55,6 +55,22 @@ type Config struct {
 	SpeedSeed   uint64
 }
 
+// EngineConfig is DefaultConfig in engine mode with the named preset
+// (engine.DefaultPreset for ""), its jitter seeded with 1.
+func EngineConfig(preset string) (Config, error) {
+	if preset == "" {
+		preset = engine.DefaultPreset
+	}
+	p, err := engine.PresetNamed(preset)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg := DefaultConfig
+	cfg.Mode, cfg.Engine = "engine", p.Config
+	cfg.Engine.Seed = 1
+	return cfg, nil
+}
+
 // DefaultConfig is exact mode with modest timings.
 var DefaultConfig = Config{Model: "aiperf-sim", TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, MinLen: 16, MaxLen: 256, TruthLimit: 200000}
 

@@ -64,6 +64,9 @@ func CountBytes(b []byte) int {
 	return w.N
 }
 
+// IsSpace is what separates builtin tokens: ASCII space, tab, CR and LF.
+func IsSpace(c rune) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+
 // WordCounter counts builtin tokens in text that arrives in pieces: a word
 // split across two pieces counts once.
 type WordCounter struct {
@@ -74,7 +77,7 @@ type WordCounter struct {
 // Write counts the words in p, continuing the previous piece's word.
 func (w *WordCounter) Write(p []byte) {
 	for _, c := range p {
-		if c == ' ' || c == '\n' || c == '\t' || c == '\r' {
+		if IsSpace(rune(c)) {
 			w.inWord = false
 			continue
 		}

@@ -199,9 +199,7 @@ func (e *Engine) Stats() Stats {
 // blocks no sequence holds become free, and blocks in use stop being
 // shareable.
 func (e *Engine) ResetPrefixCache() {
-	for el := e.lru.Front(); el != nil; el = el.Next() {
-		e.free++
-	}
+	e.free += e.lru.Len()
 	e.lru.Init()
 	for _, b := range e.byHash {
 		b.hash = 0
