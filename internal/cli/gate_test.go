@@ -63,6 +63,52 @@ func skipVerdictUnderShort(t *testing.T) {
 	}
 }
 
+// decideTries is how many times decide runs a gate that came out undecided.
+const decideTries = 3
+
+// decide runs a gate whose verdict rests on a few timed runs, each try in
+// its own results folder (name, name-try2, ...), again while undecided says
+// the host's noise left it open (by default: verdict INCONCLUSIVE), at most
+// decideTries times, and logs each undecided try's figures. A decided
+// verdict, right or wrong, is returned at once, so a wrong PASS or FAIL is
+// never retried away. On CI a 15% effect against a 10% tolerance came out
+// inconclusive once, with the hypervisor taking 17-20% of the CPU.
+func decide(t *testing.T, name string, gate func(resultsDir string) (int, string, string), undecided func(out, resultsDir string) bool) (code int, out, errs, resultsDir string) {
+	t.Helper()
+	if undecided == nil {
+		undecided = func(out, _ string) bool { return strings.Contains(out, "verdict INCONCLUSIVE") }
+	}
+	for try := 1; ; try++ {
+		resultsDir = name
+		if try > 1 {
+			resultsDir = fmt.Sprintf("%s-try%d", name, try)
+		}
+		code, out, errs = gate(resultsDir)
+		if try == decideTries || !undecided(out, resultsDir) {
+			return code, out, errs, resultsDir
+		}
+		t.Logf("%s, try %d of %d: undecided (exit %d); its figures:\n%s", name, try, decideTries, code, verdictFigures(out, filepath.Join(resultsDir, "report.md")))
+	}
+}
+
+// verdictFigures is the verdict line of a gate's stdout and the table rows
+// of its report that carry a change, for a log.
+func verdictFigures(out, report string) string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "verdict") || strings.Contains(l, "CPU steal during") {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+	}
+	b, _ := os.ReadFile(report)
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "|") && strings.Contains(l, "%") && len(lines) < 20 {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 // actionsEnv is a fake GitHub Actions environment for one step.
 type actionsEnv struct {
 	vars            map[string]string
@@ -336,22 +382,24 @@ func TestGateBaselineHistoryStep(t *testing.T) {
 		}
 		seedAt(t, dir, cfg, c)
 	}
-	var out, errb bytes.Buffer
-	code := Gate(context.Background(), []string{"--config", slow, "--results-dir", filepath.Join(dir, "pr")},
-		GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
-	rep := read(t, filepath.Join(dir, "pr", "report.md"))
+	gate := func(results string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := Gate(context.Background(), []string{"--config", slow, "--results-dir", results},
+			GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+		return code, out.String(), errb.String()
+	}
+	code, _, errs, pr := decide(t, filepath.Join(dir, "pr"), gate, nil)
+	rep := read(t, filepath.Join(pr, "report.md"))
 	if code != ExitOK || !strings.Contains(rep, "since main changed at commit bbbb1") || !strings.Contains(rep, "6 older run") {
-		t.Fatalf("exit %d\n%s\n%s", code, rep, errb.String())
+		t.Fatalf("exit %d\n%s\n%s", code, rep, errs)
 	}
 	// The control: the same candidate against the fast history alone fails.
 	os.RemoveAll(filepath.Join(dir, "baselines"))
 	seedAt(t, dir, fast, "aaaa1")
 	seedAt(t, dir, fast, "aaaa2")
-	out.Reset()
-	code = Gate(context.Background(), []string{"--config", slow, "--results-dir", filepath.Join(dir, "pr2")},
-		GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+	code, _, _, pr2 := decide(t, filepath.Join(dir, "pr2"), gate, nil)
 	if code != ExitRegression {
-		t.Fatalf("against the fast history: exit %d\n%s", code, read(t, filepath.Join(dir, "pr2", "report.md")))
+		t.Fatalf("against the fast history: exit %d\n%s", code, read(t, filepath.Join(pr2, "report.md")))
 	}
 }
 
@@ -452,7 +500,7 @@ func TestGateCacheReset(t *testing.T) {
 
 // Paired A/B: the gate runs the candidate server and the baseline server
 // side by side in one job, interleaved, and compares the pairs: two
-// simulators at TTFT 20 ms pass; a candidate at 23 ms against a baseline
+// simulators at TTFT 20 ms pass; a candidate at 30 ms against a baseline
 // at 20 ms fails on TTFT. Nothing is read from or written to the stored
 // baselines.
 func TestGatePairedAB(t *testing.T) {
@@ -489,27 +537,29 @@ baseline:
 `), 0o644)
 		return p
 	}
-	gate := func(name, cand string) (int, string, string) {
-		var out, errb bytes.Buffer
-		code := Gate(context.Background(), []string{"--config", cfg(name, cand), "--results-dir", filepath.Join(dir, name), "--mode", "run"},
-			GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
-		return code, out.String(), errb.String()
+	gate := func(cand string) func(string) (int, string, string) {
+		return func(results string) (int, string, string) {
+			var out, errb bytes.Buffer
+			code := Gate(context.Background(), []string{"--config", cfg(filepath.Base(results), cand), "--results-dir", results, "--mode", "run"},
+				GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+			return code, out.String(), errb.String()
+		}
 	}
-	code, out, errs := gate("same", "20ms")
-	rep := read(t, filepath.Join(dir, "same", "report.md"))
+	code, out, errs, same := decide(t, filepath.Join(dir, "same"), gate("20ms"), nil)
+	rep := read(t, filepath.Join(same, "report.md"))
 	if code != 0 || !strings.Contains(out, "verdict PASS") || !strings.Contains(rep, "paired run by run") || !strings.Contains(rep, "paired A/B: 3 pairs") {
 		t.Fatalf("20 ms against 20 ms: exit %d\n%s\n%s", code, rep, errs)
 	}
 	for i := 1; i <= 3; i++ {
 		for _, arm := range []string{"run", "baseline"} {
-			if _, err := os.Stat(filepath.Join(dir, "same", "ab", fmt.Sprintf("%s-%d", arm, i), "run.json")); err != nil {
+			if _, err := os.Stat(filepath.Join(same, "ab", fmt.Sprintf("%s-%d", arm, i), "run.json")); err != nil {
 				t.Errorf("%s-%d: %v", arm, i, err)
 			}
 		}
 	}
-	code, out, errs = gate("slower", "23ms")
+	code, out, errs, _ = decide(t, filepath.Join(dir, "slower"), gate("30ms"), nil)
 	if code != ExitRegression || !strings.Contains(out, "verdict FAIL") {
-		t.Fatalf("23 ms against 20 ms: exit %d\n%s\n%s", code, out, errs)
+		t.Fatalf("30 ms against 20 ms: exit %d\n%s\n%s", code, out, errs)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "baselines")); err == nil {
 		t.Error("a paired run touched the stored baselines")
@@ -522,23 +572,28 @@ baseline:
 func TestGatePairedABFromInputs(t *testing.T) {
 	skipVerdictUnderShort(t)
 	dir := t.TempDir()
-	cfg := tinyConfig(t, dir, "23ms")
+	cfg := tinyConfig(t, dir, "30ms")
 	gate := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
 		code := Gate(context.Background(), append([]string{"--config", cfg, "--baseline-store", "branch"}, args...),
 			GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
 		return code, out.String(), errb.String()
 	}
-	code, out, errs := gate("--results-dir", filepath.Join(dir, "same"), "--baseline-server", "simulator", "--repeats", "4")
-	if code != 0 || !strings.Contains(out, "verdict PASS") || !strings.Contains(read(t, filepath.Join(dir, "same", "report.md")), "paired A/B: 4 pairs") {
+	against := func(baseline string) func(string) (int, string, string) {
+		return func(results string) (int, string, string) {
+			return gate("--results-dir", results, "--baseline-server", baseline, "--repeats", "4")
+		}
+	}
+	code, out, errs, same := decide(t, filepath.Join(dir, "same"), against("simulator"), nil)
+	if code != 0 || !strings.Contains(out, "verdict PASS") || !strings.Contains(read(t, filepath.Join(same, "report.md")), "paired A/B: 4 pairs") {
 		t.Fatalf("the simulator against itself: exit %d\n%s\n%s", code, out, errs)
 	}
 	c := sim.DefaultConfig
 	c.TTFT, c.ITL = 20*time.Millisecond, time.Millisecond
 	url := serveHandler(t, sim.New(c))
-	code, out, errs = gate("--results-dir", filepath.Join(dir, "slower"), "--baseline-server", url, "--repeats", "4")
+	code, out, errs, _ = decide(t, filepath.Join(dir, "slower"), against(url), nil)
 	if code != ExitRegression || !strings.Contains(out, "verdict FAIL") {
-		t.Fatalf("23 ms against a baseline server at 20 ms: exit %d\n%s\n%s", code, out, errs)
+		t.Fatalf("30 ms against a baseline server at 20 ms: exit %d\n%s\n%s", code, out, errs)
 	}
 	if code, _, errs := gate("--results-dir", filepath.Join(dir, "cmd"), "--baseline-server", "sleep 60"); code != ExitError || !strings.Contains(errs, "baseline-server-ready-url") {
 		t.Fatalf("a command without a ready URL: exit %d\n%s", code, errs)
@@ -559,28 +614,40 @@ func TestGateAdaptiveRepeats(t *testing.T) {
 	for range 3 {
 		seedBaselines(t, dir, cfg)
 	}
-	run := func(name string, args ...string) (int, string) {
-		var out, errb bytes.Buffer
-		code := Gate(context.Background(), append([]string{"--config", cfg, "--results-dir", filepath.Join(dir, name), "--mode", "run", "--max-repeats", "6"}, args...),
-			GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
-		if code == ExitError {
-			t.Fatalf("%s: %s\n%s", name, out.String(), errb.String())
+	gate := func(args ...string) func(string) (int, string, string) {
+		return func(results string) (int, string, string) {
+			var out, errb bytes.Buffer
+			code := Gate(context.Background(), append([]string{"--config", cfg, "--results-dir", results, "--mode", "run", "--max-repeats", "6"}, args...),
+				GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+			if code == ExitError {
+				t.Fatalf("%s: %s\n%s", results, out.String(), errb.String())
+			}
+			return code, out.String(), errb.String()
 		}
-		return code, read(t, filepath.Join(dir, name, "report.md"))
 	}
 	// A 0.01% tolerance: nothing can be shown inside it, so every look is
 	// inconclusive and the gate runs all 6.
-	_, rep := run("tight", "--max-regression", "0.01%")
-	if _, err := os.Stat(filepath.Join(dir, "tight", "tiny", "run-6", "run.json")); err != nil || !strings.Contains(rep, "look 3 of 3 after 6 runs") {
-		t.Fatalf("tight tolerance: run-6 %v\n%s", err, rep)
+	tight := filepath.Join(dir, "tight")
+	gate("--max-regression", "0.01%")(tight)
+	if rep := read(t, filepath.Join(tight, "report.md")); !strings.Contains(rep, "look 3 of 3 after 6 runs") {
+		t.Fatalf("tight tolerance:\n%s", rep)
+	}
+	if _, err := os.Stat(filepath.Join(tight, "tiny", "run-6", "run.json")); err != nil {
+		t.Fatalf("tight tolerance: %v", err)
 	}
 	b, _ := os.ReadFile(cfg)
 	os.WriteFile(cfg, bytes.Replace(b, []byte("ttft: 1ms"), []byte("ttft: 8ms"), 1), 0o644)
-	code, rep := run("slow")
+	// Undecided here is a first look left open by the host's noise; the
+	// claim under test is that a decided first look stops the scenario.
+	firstLookOpen := func(out, results string) bool {
+		return !strings.Contains(read(t, filepath.Join(results, "report.md")), "look 1 of 3")
+	}
+	code, _, _, slow := decide(t, filepath.Join(dir, "slow"), gate(), firstLookOpen)
+	rep := read(t, filepath.Join(slow, "report.md"))
 	if code != ExitRegression || !strings.Contains(rep, "look 1 of 3 after 2 runs") {
 		t.Fatalf("8 ms against 1 ms: exit %d\n%s", code, rep)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "slow", "tiny", "run-3")); err == nil {
+	if _, err := os.Stat(filepath.Join(slow, "tiny", "run-3")); err == nil {
 		t.Error("a decided scenario got more runs")
 	}
 }
