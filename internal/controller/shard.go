@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
 	"github.com/aiperf-action/aiperf-action/internal/wire"
 )
@@ -10,8 +11,10 @@ import (
 // more workers than the smallest ceiling), entries are interleaved over the
 // plan in proportion to each worker's share, and a cycling pool goes whole
 // to every worker, which takes every W-th request of it. Each shard starts
-// as a copy of base (where and how to send).
-func Shards(plan *schedule.Plan, base wire.ShardSpec, workers int) []*wire.ShardSpec {
+// as a copy of base (where and how to send) and says which plan it is a
+// share of: each worker generates its own entries from it, so no process
+// ever holds the whole plan.
+func Shards(plan *schedule.Plan, p *config.Profile, base wire.ShardSpec, workers int) []*wire.ShardSpec {
 	for _, ph := range plan.Phases {
 		if ph.Ceiling > 0 {
 			workers = min(workers, ph.Ceiling)
@@ -22,6 +25,7 @@ func Shards(plan *schedule.Plan, base wire.ShardSpec, workers int) []*wire.Shard
 	for i := range shards {
 		s := base
 		s.Phases = nil
+		s.Plan = &wire.PlanSpec{Profile: p, Seed: plan.Seed, InputDigest: plan.InputDigest}
 		shards[i] = &s
 	}
 	for _, ph := range plan.Phases {
@@ -32,25 +36,24 @@ func Shards(plan *schedule.Plan, base wire.ShardSpec, workers int) []*wire.Shard
 		if ph.Ceiling > 0 {
 			weights = Split(ph.Ceiling, workers)
 		}
-		parts := make([]wire.PhaseShard, workers)
-		for w := range parts {
-			parts[w] = wire.PhaseShard{Phase: ph, Stride: workers, Offset: w}
-			parts[w].Entries = nil
-			if ph.Ceiling > 0 {
-				parts[w].Concurrency = weights[w]
-			}
-		}
+		counts := make([]int, workers)
 		if ph.Cycle {
-			for w := range parts {
-				parts[w].Entries = ph.Entries
+			for w := range counts {
+				counts[w] = ph.Len()
 			}
 		} else {
-			for i, w := range Assign(len(ph.Entries), weights) {
-				parts[w].Entries = append(parts[w].Entries, ph.Entries[i])
+			rr := schedule.NewRoundRobin(weights)
+			for range ph.Len() {
+				counts[rr.Next()]++
 			}
 		}
 		for w := range shards {
-			shards[w].Phases = append(shards[w].Phases, parts[w])
+			part := wire.PhaseShard{Phase: ph, Stride: workers, Offset: w, Count: counts[w], Total: ph.Len(), Weights: weights}
+			part.Entries = nil
+			if ph.Ceiling > 0 {
+				part.Concurrency = weights[w]
+			}
+			shards[w].Phases = append(shards[w].Phases, part)
 		}
 	}
 	return shards
@@ -71,25 +74,13 @@ func Split(c, n int) []int {
 }
 
 // Assign gives each of count requests to a worker in proportion to its
-// concurrency, interleaved (smooth weighted round robin), so every worker's
-// share is spread over the whole plan. It returns worker indices per request.
+// weight, interleaved (schedule.RoundRobin), so every worker's share is
+// spread over the whole plan. It returns worker indices per request.
 func Assign(count int, weights []int) []int {
-	total := 0
-	for _, w := range weights {
-		total += w
-	}
-	cur := make([]int, len(weights))
+	rr := schedule.NewRoundRobin(weights)
 	out := make([]int, count)
 	for i := range out {
-		best := 0
-		for j, w := range weights {
-			cur[j] += w
-			if cur[j] > cur[best] {
-				best = j
-			}
-		}
-		cur[best] -= total
-		out[i] = best
+		out[i] = rr.Next()
 	}
 	return out
 }

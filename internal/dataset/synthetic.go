@@ -9,6 +9,8 @@ package dataset
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
 // Prompt is one single-turn input.
@@ -29,17 +31,46 @@ type Lengths struct {
 // Synthetic returns n prompts. lengths and words are the seeded streams for
 // the length draws and the word draws respectively.
 func Synthetic(n int, l Lengths, lengths, words *rand.Rand) []Prompt {
+	s := NewStream(l, lengths, words)
 	out := make([]Prompt, n)
 	for i := range out {
-		isl := drawLen(lengths, l.ISLMean, l.ISLStddev)
-		osl := 0
-		if l.OSLMean > 0 {
-			osl = drawLen(lengths, l.OSLMean, l.OSLStddev)
-		}
-		out[i] = synth(isl, words)
-		out[i].MaxTokens = osl
+		out[i] = s.Next(true)
 	}
 	return out
+}
+
+// Stream draws synthetic prompts one at a time, in the order Synthetic
+// returns them, so a plan of a million prompts is never held whole.
+type Stream struct {
+	l              Lengths
+	lengths, words *rand.Rand
+}
+
+// NewStream returns the prompts Synthetic would, one per Next.
+func NewStream(l Lengths, lengths, words *rand.Rand) *Stream {
+	return &Stream{l: l, lengths: lengths, words: words}
+}
+
+// Next returns the next prompt. With keep false it makes the same draws
+// and returns only the lengths (no text), for a worker passing over
+// another worker's requests.
+func (s *Stream) Next(keep bool) Prompt {
+	isl := drawLen(s.lengths, s.l.ISLMean, s.l.ISLStddev)
+	osl := 0
+	if s.l.OSLMean > 0 {
+		osl = drawLen(s.lengths, s.l.OSLMean, s.l.OSLStddev)
+	}
+	var p Prompt
+	if keep {
+		p = synth(isl, s.words)
+	} else {
+		for range isl {
+			s.words.IntN(tokenizer.VocabSize)
+		}
+		p.ISL = isl
+	}
+	p.MaxTokens = osl
+	return p
 }
 
 // drawLen draws round(N(mean, std)) clamped to at least 1. With std 0 it

@@ -13,15 +13,27 @@ import (
 
 // series is one distribution: an overall histogram, one per window, and
 // exact running moments (for avg and std).
+//
+// A window histogram takes ~190 KB whatever it holds, so a long run would
+// hold them all: 11 series at 5-s windows is 1.5 GB an hour. Only the
+// newest liveWindows stay open; an older one is sealed (kept as the
+// compressed encoding run.json stores, a few KB) and opened again only if
+// a record ends in it late.
 type series struct {
 	unit, hdrUnit string
 	scale         float64 // summary = hdr value / scale
 	lo, hi        int64
 	all           *hdr.Histogram
-	windows       []*hdr.Histogram
+	windows       []*hdr.Histogram // open windows; nil when sealed or never used
+	sealed        []string         // a sealed window's encoding
+	open          []int            // which windows are open
+	newest        int
 	n             int64
 	mean, m2      float64
 }
+
+// liveWindows is how many of the newest windows a series keeps open.
+const liveWindows = 3
 
 func newSeries(unit, hdrUnit string, scale float64, hi int64) *series {
 	return &series{unit: unit, hdrUnit: hdrUnit, scale: scale, lo: 1, hi: hi, all: hdr.New(1, hi, 3)}
@@ -32,13 +44,57 @@ func (s *series) add(v float64, window int) {
 	iv = max(0, min(iv, s.hi))
 	_ = s.all.RecordValue(iv)
 	for len(s.windows) <= window {
-		s.windows = append(s.windows, hdr.New(s.lo, s.hi, 3))
+		s.windows = append(s.windows, nil)
+		s.sealed = append(s.sealed, "")
 	}
-	_ = s.windows[window].RecordValue(iv)
+	h := s.windows[window]
+	if h == nil {
+		h = hdr.New(s.lo, s.hi, 3)
+		if s.sealed[window] != "" {
+			if old, err := hdr.Decode([]byte(s.sealed[window])); err == nil {
+				h = old
+			}
+			s.sealed[window] = ""
+		}
+		s.windows[window] = h
+		s.open = append(s.open, window)
+	}
+	_ = h.RecordValue(iv)
+	if window > s.newest {
+		s.newest = window
+		s.seal(window - liveWindows)
+	}
 	s.n++
 	d := v - s.mean
 	s.mean += d / float64(s.n)
 	s.m2 += d * (v - s.mean)
+}
+
+// seal encodes and closes every open window before w.
+func (s *series) seal(w int) {
+	keep := s.open[:0]
+	for _, i := range s.open {
+		if i >= w {
+			keep = append(keep, i)
+			continue
+		}
+		b, _ := s.windows[i].Encode(hdr.V2CompressedEncodingCookieBase)
+		s.sealed[i], s.windows[i] = string(b), nil
+	}
+	s.open = keep
+}
+
+// window is window i's encoding.
+func (s *series) window(i int) string {
+	switch {
+	case s.windows[i] != nil:
+		b, _ := s.windows[i].Encode(hdr.V2CompressedEncodingCookieBase)
+		return string(b)
+	case s.sealed[i] != "":
+		return s.sealed[i]
+	}
+	b, _ := hdr.New(s.lo, s.hi, 3).Encode(hdr.V2CompressedEncodingCookieBase)
+	return string(b)
 }
 
 // Aggregator folds records into histograms. It is not safe for concurrent
@@ -328,9 +384,8 @@ func (sr *series) dist(windowS float64) *Dist {
 	if sr.n > 1 {
 		d.Std = math.Sqrt(sr.m2 / float64(sr.n))
 	}
-	for _, w := range sr.windows {
-		wb, _ := w.Encode(hdr.V2CompressedEncodingCookieBase)
-		d.Windows = append(d.Windows, string(wb))
+	for i := range sr.windows {
+		d.Windows = append(d.Windows, sr.window(i))
 	}
 	return d
 }

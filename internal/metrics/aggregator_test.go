@@ -2,8 +2,11 @@ package metrics
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/record"
@@ -151,5 +154,45 @@ func TestTokenWindowsCreditArrivals(t *testing.T) {
 	}
 	if got := windowRates([]float64{10, 6}, 1, 1.6); len(got) != 2 || math.Abs(got[1]-10) > 1e-9 {
 		t.Errorf("a last window of 0.6 s: %v, want it kept at 10/s", got)
+	}
+}
+
+// A series keeps only its newest windows open, and a window sealed and
+// opened again by a late record ends exactly as one kept open throughout:
+// the same values in time order and shuffled (records arriving up to all
+// the windows late) give the same encodings.
+func TestSealedWindowsAreExact(t *testing.T) {
+	t.Parallel()
+	const windows, per = 40, 50
+	type obs struct {
+		v float64
+		w int
+	}
+	var in []obs
+	for w := 0; w < windows; w++ {
+		for k := 0; k < per; k++ {
+			in = append(in, obs{float64(1 + (w*per+k*7)%97), w})
+		}
+	}
+	ordered := newSeries("ms", "us", 1000, 1<<30)
+	for _, o := range in {
+		ordered.add(o.v, o.w)
+		if len(ordered.open) > liveWindows+1 {
+			t.Fatalf("%d windows open", len(ordered.open))
+		}
+	}
+	shuffled := newSeries("ms", "us", 1000, 1<<30)
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, i := range r.Perm(len(in)) {
+		shuffled.add(in[i].v, in[i].w)
+	}
+	for w := 0; w < windows; w++ {
+		if ordered.window(w) != shuffled.window(w) {
+			t.Fatalf("window %d differs", w)
+		}
+		h, err := hdr.Decode([]byte(ordered.window(w)))
+		if err != nil || h.TotalCount() != per {
+			t.Fatalf("window %d: %v, %d values", w, err, h.TotalCount())
+		}
 	}
 }

@@ -221,7 +221,7 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 		workers = DefaultWorkers(p)
 	}
 	headers, _ := config.ParseHeaders(p.Headers)
-	shards := controller.Shards(plan, wire.ShardSpec{Knobs: ReadKnobs(os.Getenv), URL: target, Headers: headers, APIKey: p.APIKey, EndpointType: p.EndpointType,
+	shards := controller.Shards(plan, p, wire.ShardSpec{Knobs: ReadKnobs(os.Getenv), URL: target, Headers: headers, APIKey: p.APIKey, EndpointType: p.EndpointType,
 		Streaming: p.Streaming, TimeoutNs: int64(p.RequestTimeoutSeconds * float64(time.Second))}, workers)
 	slos, _ := config.ParseGoodput(p.Goodput)
 	g := &gathered{agg: metrics.NewAggregator(time.Duration(p.SliceDuration*float64(time.Second)), slos), workers: len(shards)}
@@ -233,7 +233,7 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 	}
 	for _, ph := range plan.Phases {
 		if !ph.Cycle {
-			g.total += len(ph.Entries)
+			g.total += ph.Len()
 		}
 	}
 	var scrape *servermetrics.During
@@ -402,7 +402,7 @@ func anyCycle(plan *schedule.Plan) bool {
 }
 
 func loadOf(p *config.Profile, prof *schedule.Phase) result.Load {
-	l := result.Load{Concurrency: p.Concurrency, Ceiling: prof.Ceiling, RequestCount: len(prof.Entries),
+	l := result.Load{Concurrency: p.Concurrency, Ceiling: prof.Ceiling, RequestCount: prof.Len(),
 		ISLMean: p.ISLMean, ISLStddev: p.ISLStddev, OSLMean: p.OSLMean, OSLStddev: p.OSLStddev,
 		ExtraInputs: p.ExtraInputs, Goodput: p.Goodput, BenchmarkDuration: p.BenchmarkDuration, FixedSchedule: p.FixedSchedule}
 	if prof.Cycle {

@@ -92,19 +92,9 @@ func NewArrival(pattern string, smoothness float64) (Arrival, error) {
 // a later due time: these are absolute offsets, fixed before the run.
 func Dues(a Arrival, seed uint64, rate float64, n int, limit, rampS float64) []float64 {
 	var out []float64
-	tau := 0.0
-	for i := 0; n <= 0 || i < n; i++ {
-		if i > 0 {
-			tau += a.Gap(seed, i-1) / rate
-		}
-		t := warp(tau, rampS)
-		if limit > 0 && t >= limit {
-			break
-		}
+	d := &dueSpec{a: a, seed: seed, rate: rate, n: n, limit: limit, ramp: rampS}
+	for t, ok := d.next(); ok; t, ok = d.next() {
 		out = append(out, t)
-		if n <= 0 && limit <= 0 {
-			break // unbounded: refuse to loop forever
-		}
 	}
 	return out
 }

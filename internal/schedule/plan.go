@@ -1,11 +1,13 @@
 // Package schedule makes the plan: every request of a run, decided up front
 // from the seed alone.
 //
-// The plan is the single source of truth for what is sent and when. It is
-// built once by the controller and split into shards for the workers; no
-// worker ever draws a random number. The same seed and flags give a
-// byte-identical plan whatever the worker count and however the run goes,
-// and its hash is the run's profile_hash.
+// The plan is the single source of truth for what is sent and when. Build
+// decides its shape (phases, request counts) from the profile and seed; its
+// entries are generated in order as they are asked for, the same way in
+// the controller (inputs.json, the hash) and in every worker (its share),
+// so no process holds a million-request plan whole. The same seed and
+// flags give a byte-identical plan whatever the worker count and however
+// the run goes, and its hash is the run's profile_hash.
 //
 // A plan has phases (an optional warmup, then profiling). A phase is a closed
 // loop (each slot sends its next request when its last one ends) or an open
@@ -26,6 +28,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -90,7 +93,12 @@ type Phase struct {
 	Seed        uint64  `json:"seed"`         // decides cancellations of pool requests
 	CancelPct   float64 `json:"cancel_pct"`
 	CancelDelay int64   `json:"cancel_delay_ns"`
-	Entries     []Entry `json:"entries"`
+	// Entries are a hand-made phase's entries (a worker's shard in tests);
+	// a built plan's phases generate theirs (Iter) and leave this nil.
+	Entries []Entry `json:"entries"`
+	// Count is how many entries a built phase generates.
+	Count int  `json:"-"`
+	gen   *gen // how a built phase makes its entries
 }
 
 // Warmup reports whether the phase is a warmup.
@@ -100,6 +108,9 @@ func (ph *Phase) Warmup() bool { return ph.Name == PhaseWarmup }
 type Plan struct {
 	Seed   uint64  `json:"seed"`
 	Phases []Phase `json:"phases"`
+	// InputDigest is the sha256 of --input-file, which a worker generating
+	// the same plan checks it reads too.
+	InputDigest string `json:"-"`
 }
 
 // Profiling is the measured phase (the last).
@@ -122,7 +133,10 @@ type builder struct {
 	extra map[string]json.RawMessage
 }
 
-// Build makes the plan for p with seed.
+// Build makes the plan for p with seed. It decides every phase's shape and
+// request count; the entries themselves are generated when they are asked
+// for (Phase.Iter), the same way in the controller and in every worker, so
+// a plan of a million requests is never held whole.
 func Build(p *config.Profile, seed uint64) (*Plan, error) {
 	extra, err := config.ParseExtraInputs(p.ExtraInputs)
 	if err != nil {
@@ -137,17 +151,20 @@ func Build(p *config.Profile, seed uint64) (*Plan, error) {
 	if p.WarmupRequestCount > 0 || p.WarmupDuration > 0 {
 		// Warmup draws from its own seed, so adding a warmup never changes
 		// the profiling plan.
-		w, err := b.warmup(Root(seed, StreamWarmup))
-		if err != nil {
-			return nil, err
-		}
-		plan.Phases = append(plan.Phases, *w)
+		plan.Phases = append(plan.Phases, *b.warmup(Root(seed, StreamWarmup)))
 	}
-	prof, err := b.profiling(seed)
+	prof, digest, err := b.profiling(seed)
 	if err != nil {
 		return nil, err
 	}
 	plan.Phases = append(plan.Phases, *prof)
+	plan.InputDigest = digest
+	for i := range plan.Phases {
+		// A request body that can't be built fails now, not in a worker.
+		if it := plan.Phases[i].Iter(); !it.Next(true) && it.Err() != nil {
+			return nil, it.Err()
+		}
+	}
 	return plan, nil
 }
 
@@ -158,7 +175,7 @@ func (b *builder) lengths() dataset.Lengths {
 	return dataset.Lengths{ISLMean: p.ISLMean, ISLStddev: p.ISLStddev, OSLMean: p.OSLMean, OSLStddev: p.OSLStddev}
 }
 
-func (b *builder) warmup(seed uint64) (*Phase, error) {
+func (b *builder) warmup(seed uint64) *Phase {
 	p := b.p
 	ph := &Phase{Name: PhaseWarmup, Seed: seed, GraceNs: seconds(p.GracePeriod), DurationNs: seconds(p.WarmupDuration)}
 	rate := p.WarmupRequestRate
@@ -170,81 +187,84 @@ func (b *builder) warmup(seed uint64) (*Phase, error) {
 		conc = p.Concurrency
 	}
 	ph.Ceiling = conc
-	n := p.WarmupRequestCount
-	var dues []float64
+	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: PayloadSeed(seed, p.Repeat), synthetic: true}
+	ph.Count = p.WarmupRequestCount
 	if rate > 0 {
 		ph.Open, ph.Rate = true, rate
 		if p.WarmupConcurrency == 0 && !p.ConcurrencySet {
 			ph.Ceiling = 0
 		}
-		dues = Dues(Poisson{}, seed, rate, n, p.WarmupDuration, 0)
-		n = len(dues)
-	} else if n == 0 {
-		ph.Cycle, n = true, p.NumDatasetEntries
+		g.arrivals = &dueSpec{a: Poisson{}, seed: seed, rate: rate, n: p.WarmupRequestCount, limit: p.WarmupDuration}
+		ph.Count = g.arrivals.count()
+	} else if ph.Count == 0 {
+		ph.Cycle, ph.Count = true, p.NumDatasetEntries
 	}
-	prompts := dataset.Synthetic(n, b.lengths(), Stream(seed, StreamLengths), Stream(PayloadSeed(seed, b.p.Repeat), StreamPayloads))
-	return ph, b.fill(ph, prompts, dues, Stream(seed, StreamIDs), true)
+	ph.gen = g
+	return ph
 }
 
-func (b *builder) profiling(seed uint64) (*Phase, error) {
+func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 	p := b.p
 	ph := &Phase{Name: PhaseProfiling, Seed: seed, Ceiling: p.Ceiling(), ConcRampNs: seconds(p.ConcurrencyRampDuration),
 		DurationNs: seconds(p.BenchmarkDuration), GraceNs: seconds(p.GracePeriod),
 		CancelPct: p.CancellationRate, CancelDelay: seconds(p.CancellationDelay)}
-	lengths, words := Stream(seed, StreamLengths), Stream(PayloadSeed(seed, p.Repeat), StreamPayloads)
+	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: PayloadSeed(seed, p.Repeat), synthetic: p.InputFile == ""}
 	var file []dataset.Line
+	var digest string
 	if p.InputFile != "" {
 		var err error
-		if file, err = dataset.FromFile(p.InputFile, words); err != nil {
-			return nil, err
+		if file, err = dataset.FromFile(p.InputFile, Stream(g.wordsRoot, StreamPayloads)); err != nil {
+			return nil, "", err
+		}
+		if digest, err = fileDigest(p.InputFile); err != nil {
+			return nil, "", err
+		}
+		g.prompts = make([]dataset.Prompt, len(file))
+		for i, l := range file {
+			g.prompts[i] = l.Prompt
 		}
 	}
-	// prompts returns n prompts: the file's, cycled, or synthetic ones.
-	prompts := func(n int) []dataset.Prompt {
-		if file == nil {
-			return dataset.Synthetic(n, b.lengths(), lengths, words)
-		}
-		out := make([]dataset.Prompt, n)
-		for i := range out {
-			out[i] = file[i%len(file)].Prompt
-		}
-		return out
-	}
-	var dues []float64
-	var pr []dataset.Prompt
 	switch {
 	case p.FixedSchedule:
 		ph.Open = true
 		sel, d, err := fixedSchedule(p, file)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		pr, dues = sel, d
+		g.prompts, g.dues, ph.Count = sel, d, len(sel)
 	case p.RequestRate > 0:
 		ph.Open, ph.Rate = true, p.RequestRate
 		arr, err := NewArrival(p.ArrivalPattern, p.ArrivalSmoothness)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		n := p.RequestCount
 		if p.BenchmarkDuration > 0 {
 			n = 0
 		}
-		dues = Dues(arr, seed, p.RequestRate, n, p.BenchmarkDuration, p.RateRampDuration)
-		pr = prompts(len(dues))
+		g.arrivals = &dueSpec{a: arr, seed: seed, rate: p.RequestRate, n: n, limit: p.BenchmarkDuration, ramp: p.RateRampDuration}
+		ph.Count = g.arrivals.count()
 	case p.BenchmarkDuration > 0:
-		ph.Cycle = true
-		pr = prompts(p.NumDatasetEntries)
+		ph.Cycle, ph.Count = true, p.NumDatasetEntries
 	default:
-		pr = prompts(p.RequestCount)
+		ph.Count = p.RequestCount
 	}
-	if err := b.fill(ph, pr, dues, Stream(seed, StreamIDs), file == nil); err != nil {
-		return nil, err
+	ph.gen = g
+	if ph.Count == 0 {
+		return nil, "", fmt.Errorf("the profile plans no requests (check --benchmark-duration, --request-rate and the fixed-schedule offsets)")
 	}
-	if len(ph.Entries) == 0 {
-		return nil, fmt.Errorf("the profile plans no requests (check --benchmark-duration, --request-rate and the fixed-schedule offsets)")
+	return ph, digest, nil
+}
+
+// fileDigest is the sha256 of a file, which a worker checks before it
+// generates entries from the same file.
+func fileDigest(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--input-file: %w", err)
 	}
-	return ph, nil
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // fixedSchedule selects the file's timestamped lines inside the offsets and
@@ -281,25 +301,172 @@ func fixedSchedule(p *config.Profile, file []dataset.Line) ([]dataset.Prompt, []
 	return prompts, dues, nil
 }
 
-// fill builds the entries of ph from prompts and (open loop) due offsets.
-//
-// In a cycling pool of synthetic prompts, each entry says where its
-// prompt's first word sits in the body (FreshAt, FreshLen), so that the
-// worker can give every cycle after the first its own first word: a prompt
-// sent again would otherwise be served from the server's prefix cache.
-func (b *builder) fill(ph *Phase, prompts []dataset.Prompt, dues []float64, ids *rand.Rand, synthetic bool) error {
-	ph.Entries = make([]Entry, len(prompts))
-	for i, pr := range prompts {
+// gen is how a phase's entries are made. Entry i takes the i-th prompt
+// (synthetic, drawn in order; or a file's, cycled), the i-th id of the
+// phase's id stream, and its due time from the arrival process or the
+// fixed schedule.
+type gen struct {
+	b                      *builder
+	ids                    uint64 // root of the id stream
+	lengthsRoot, wordsRoot uint64 // roots of a synthetic prompt stream
+	synthetic              bool
+	prompts                []dataset.Prompt // a file's prompts (cycled), or a fixed schedule's selection
+	dues                   []float64        // a fixed schedule's due offsets, seconds
+	arrivals               *dueSpec         // an arrival process's
+}
+
+// dueSpec is an open loop's arrival process, laid out as Dues says, one
+// due offset at a time.
+type dueSpec struct {
+	a           Arrival
+	seed        uint64
+	rate        float64
+	n           int
+	limit, ramp float64
+	i           int
+	tau         float64
+	done        bool
+}
+
+// next is the next due offset, in seconds.
+func (d *dueSpec) next() (float64, bool) {
+	if d.done || (d.n > 0 && d.i >= d.n) || (d.n <= 0 && d.limit <= 0 && d.i > 0) {
+		return 0, false // (neither a count nor a limit: one, not a loop forever)
+	}
+	if d.i > 0 {
+		d.tau += d.a.Gap(d.seed, d.i-1) / d.rate
+	}
+	t := warp(d.tau, d.ramp)
+	if d.limit > 0 && t >= d.limit {
+		d.done = true
+		return 0, false
+	}
+	d.i++
+	return t, true
+}
+
+// count is how many due offsets the process lays out (a pass over its
+// gaps, none kept).
+func (d dueSpec) count() int {
+	n := 0
+	for _, ok := d.next(); ok; _, ok = d.next() {
+		n++
+	}
+	return n
+}
+
+// Iter yields a phase's entries in order, each made when it is asked for.
+// It is not safe for concurrent use.
+type Iter struct {
+	ph      *Phase
+	share   *RoundRobin // when set, only the entries it deals to me
+	me      int
+	i       int
+	prompts *dataset.Stream
+	ids     *rand.Rand
+	dues    *dueSpec
+	e       Entry
+	err     error
+}
+
+// Iter returns an iterator over the phase's entries from the first: those
+// of a hand-made phase (Entries), or those its plan generates.
+func (ph *Phase) Iter() *Iter {
+	it := &Iter{ph: ph}
+	if g := ph.gen; g != nil && ph.Entries == nil {
+		it.ids = Stream(g.ids, StreamIDs)
+		if g.synthetic {
+			it.prompts = dataset.NewStream(g.b.lengths(), Stream(g.lengthsRoot, StreamLengths), Stream(g.wordsRoot, StreamPayloads))
+		}
+		if g.arrivals != nil {
+			d := *g.arrivals
+			it.dues = &d
+		}
+	}
+	return it
+}
+
+// Next makes the next entry, which Entry then returns; false when the
+// entries have run out or one could not be made (see Err). With keep false
+// it makes the same draws but not the request body (Entry has the index
+// and lengths only), for a worker passing over another worker's share.
+func (it *Iter) Next(keep bool) bool {
+	if it.share == nil {
+		return it.next(keep)
+	}
+	for {
+		mine := it.share.Next() == it.me
+		if !it.next(keep && mine) {
+			return false
+		}
+		if mine {
+			return true
+		}
+	}
+}
+
+func (it *Iter) next(keep bool) bool {
+	ph := it.ph
+	if it.err != nil {
+		return false
+	}
+	if ph.gen == nil || ph.Entries != nil {
+		if it.i >= len(ph.Entries) {
+			return false
+		}
+		it.e = ph.Entries[it.i]
+		it.i++
+		return true
+	}
+	if it.i >= ph.Count {
+		return false
+	}
+	g, i := ph.gen, it.i
+	it.i++
+	var pr dataset.Prompt
+	switch {
+	case it.prompts != nil:
+		pr = it.prompts.Next(keep)
+	case len(g.prompts) > 0:
+		pr = g.prompts[i%len(g.prompts)]
+	}
+	var id string
+	if keep {
+		id = uuid(it.ids)
+	} else {
+		it.ids.Uint64()
+		it.ids.Uint64()
+	}
+	e := Entry{Index: i, SessionID: id, ISL: pr.ISL, MaxTokens: pr.MaxTokens}
+	switch {
+	case g.dues != nil:
+		e.DueNs = seconds(g.dues[i])
+	case it.dues != nil:
+		t, ok := it.dues.next()
+		if !ok {
+			it.err = fmt.Errorf("%s phase: the arrival process ended after %d of %d requests", ph.Name, i, ph.Count)
+			return false
+		}
+		e.DueNs = seconds(t)
+	}
+	if !ph.Cycle && Cancelled(ph.Seed, i, ph.CancelPct) {
+		e.CancelAfterNs = ph.CancelDelay
+	}
+	if keep {
+		b := g.b
 		body, err := b.kind.Build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
 			Usage: b.p.UseServerTokenCount, Extra: b.extra})
 		if err != nil {
-			return fmt.Errorf("build request %d: %w", i, err)
+			it.err = fmt.Errorf("build request %d: %w", i, err)
+			return false
 		}
-		e := Entry{Index: i, SessionID: uuid(ids), ISL: pr.ISL, MaxTokens: pr.MaxTokens, Body: body}
-		if dues != nil {
-			e.DueNs = seconds(dues[i])
-		}
-		if ph.Cycle && synthetic {
+		e.Body = body
+		// In a cycling pool of synthetic prompts, each entry says where its
+		// prompt's first word sits in the body (FreshAt, FreshLen), so that
+		// the worker can give every cycle after the first its own first
+		// word: a prompt sent again would otherwise be served from the
+		// server's prefix cache.
+		if ph.Cycle && g.synthetic {
 			first, _, _ := strings.Cut(pr.Text, " ")
 			if _, word := tokenizer.Index(first); word {
 				if at := bytes.Index(body, []byte(pr.Text)); at >= 0 {
@@ -307,12 +474,77 @@ func (b *builder) fill(ph *Phase, prompts []dataset.Prompt, dues []float64, ids 
 				}
 			}
 		}
-		if !ph.Cycle && Cancelled(ph.Seed, i, ph.CancelPct) {
-			e.CancelAfterNs = ph.CancelDelay
-		}
-		ph.Entries[i] = e
 	}
-	return nil
+	it.e = e
+	return true
+}
+
+// Share returns an iterator over worker me's share of a built phase: the
+// entries a RoundRobin of weights deals to me, so each worker's share is
+// spread over the whole phase. The others' are passed over (their draws
+// made, their bodies not). A hand-made phase's entries are all its own.
+func (ph *Phase) Share(weights []int, me int) *Iter {
+	it := ph.Iter()
+	if ph.gen != nil && ph.Entries == nil && len(weights) > 1 {
+		it.share, it.me = NewRoundRobin(weights), me
+	}
+	return it
+}
+
+// RoundRobin deals requests to workers in proportion to their weights,
+// interleaved (smooth weighted round robin): with weights 3:2 it deals
+// 0,1,0,1,0 and again.
+type RoundRobin struct {
+	weights, cur []int
+	total        int
+}
+
+// NewRoundRobin returns a dealer over weights.
+func NewRoundRobin(weights []int) *RoundRobin {
+	r := &RoundRobin{weights: weights, cur: make([]int, len(weights))}
+	for _, w := range weights {
+		r.total += w
+	}
+	return r
+}
+
+// Next is the worker the next request goes to.
+func (r *RoundRobin) Next() int {
+	best := 0
+	for j, w := range r.weights {
+		r.cur[j] += w
+		if r.cur[j] > r.cur[best] {
+			best = j
+		}
+	}
+	r.cur[best] -= r.total
+	return best
+}
+
+// Entry is the entry the last Next made.
+func (it *Iter) Entry() Entry { return it.e }
+
+// Err is why Next stopped early, or nil.
+func (it *Iter) Err() error { return it.err }
+
+// All makes every entry of the phase: for a cycling pool (small), and
+// tests.
+func (ph *Phase) All() ([]Entry, error) {
+	it := ph.Iter()
+	out := make([]Entry, 0, ph.Len())
+	for it.Next(true) {
+		out = append(out, it.Entry())
+	}
+	return out, it.Err()
+}
+
+// Len is how many entries the phase has: its requests, or the size of its
+// cycling pool.
+func (ph *Phase) Len() int {
+	if ph.gen == nil || ph.Entries != nil {
+		return len(ph.Entries)
+	}
+	return ph.Count
 }
 
 // uuid draws a version-4-shaped UUID from r.
@@ -353,8 +585,8 @@ func (pl *Plan) InputsJSON() ([]byte, error) {
 // json.MarshalIndent's of the whole file, indent two spaces.
 func (pl *Plan) WriteInputsJSON(w io.Writer) error {
 	n := 0
-	for _, ph := range pl.Phases {
-		n += len(ph.Entries)
+	for i := range pl.Phases {
+		n += pl.Phases[i].Len()
 	}
 	if n == 0 {
 		b, err := json.MarshalIndent(inputsFile{}, "", "  ")
@@ -367,8 +599,11 @@ func (pl *Plan) WriteInputsJSON(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	bw.WriteString("{\n  \"data\": [\n")
 	i := 0
-	for _, ph := range pl.Phases {
-		for _, e := range ph.Entries {
+	for k := range pl.Phases {
+		ph := &pl.Phases[k]
+		it := ph.Iter()
+		for it.Next(true) {
+			e := it.Entry()
 			s := inputSession{SessionID: e.SessionID, Payloads: []json.RawMessage{e.Body}}
 			if ph.Warmup() {
 				s.Phase = PhaseWarmup
@@ -384,6 +619,9 @@ func (pl *Plan) WriteInputsJSON(w io.Writer) error {
 			} else {
 				bw.WriteString("\n")
 			}
+		}
+		if err := it.Err(); err != nil {
+			return err
 		}
 	}
 	bw.WriteString("  ]\n}\n")
@@ -419,6 +657,47 @@ func (pl *Plan) Hash(p *config.Profile) string {
 	}
 	enc := json.NewEncoder(h)
 	enc.Encode(norm)
-	enc.Encode(pl)
+	if err := pl.writeJSON(h); err != nil {
+		// (Build made the first entry of every phase; a later one failing
+		// is not a plan.)
+		return "sha256:unhashable: " + err.Error()
+	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// writeJSON writes the plan, entries and all, as json.Encoder's Encode
+// would write the Plan struct with every phase's Entries filled in (the
+// bytes every profile_hash so far was made of), one entry at a time.
+func (pl *Plan) writeJSON(w io.Writer) error {
+	head, _ := json.Marshal(&Plan{Seed: pl.Seed, Phases: []Phase{}})
+	w.Write(head[:len(head)-2]) // {"seed":…,"phases":[
+	for k := range pl.Phases {
+		if k > 0 {
+			w.Write([]byte{','})
+		}
+		ph := pl.Phases[k]
+		ph.Entries = []Entry{}
+		b, err := json.Marshal(&ph)
+		if err != nil {
+			return err
+		}
+		w.Write(b[:len(b)-2]) // {…,"entries":[
+		it := pl.Phases[k].Iter()
+		for n := 0; it.Next(true); n++ {
+			if n > 0 {
+				w.Write([]byte{','})
+			}
+			b, err := json.Marshal(it.Entry())
+			if err != nil {
+				return err
+			}
+			w.Write(b)
+		}
+		if err := it.Err(); err != nil {
+			return err
+		}
+		w.Write([]byte("]}"))
+	}
+	_, err := w.Write([]byte("]}\n"))
+	return err
 }

@@ -18,6 +18,16 @@ func profile() *config.Profile {
 	return &p
 }
 
+// entries makes every entry of a built phase.
+func entries(t *testing.T, ph *Phase) []Entry {
+	t.Helper()
+	es, err := ph.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
 func TestBuildDeterministic(t *testing.T) {
 	t.Parallel()
 	p := profile()
@@ -40,7 +50,7 @@ func TestBuildDeterministic(t *testing.T) {
 	if a.Hash(&q) != a.Hash(p) {
 		t.Fatal("workers or URL changed the profile hash")
 	}
-	for _, e := range a.Profiling().Entries {
+	for _, e := range entries(t, a.Profiling()) {
 		if e.ISL < 1 || e.MaxTokens < 1 {
 			t.Fatalf("entry %d lengths %d/%d", e.Index, e.ISL, e.MaxTokens)
 		}
@@ -52,7 +62,7 @@ func TestISLMatchesTokenizer(t *testing.T) {
 	p := profile()
 	p.ISLStddev = 0
 	pl, _ := Build(p, 1)
-	for _, e := range pl.Profiling().Entries {
+	for _, e := range entries(t, pl.Profiling()) {
 		var body struct {
 			Messages []struct{ Content string } `json:"messages"`
 		}
@@ -75,12 +85,12 @@ func TestWarmupLeavesProfilingPlanAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b.Phases) != 2 || !b.Phases[0].Warmup() || len(b.Phases[0].Entries) != 5 {
+	if len(b.Phases) != 2 || !b.Phases[0].Warmup() || b.Phases[0].Len() != 5 || len(entries(t, &b.Phases[0])) != 5 {
 		t.Fatalf("phases %+v", b.Phases)
 	}
-	ja, _ := json.Marshal(a.Profiling())
-	jb, _ := json.Marshal(b.Profiling())
-	if !bytes.Equal(ja, jb) {
+	ja, _ := json.Marshal(entries(t, a.Profiling()))
+	jb, _ := json.Marshal(entries(t, b.Profiling()))
+	if !bytes.Equal(ja, jb) || a.Profiling().Count != b.Profiling().Count {
 		t.Error("adding a warmup changed the profiling phase")
 	}
 }
@@ -94,10 +104,10 @@ func TestOpenLoopPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	ph := pl.Profiling()
-	if !ph.Open || ph.Ceiling != 0 || len(ph.Entries) != 50 {
-		t.Fatalf("phase open=%v ceiling=%d n=%d", ph.Open, ph.Ceiling, len(ph.Entries))
+	if !ph.Open || ph.Ceiling != 0 || ph.Len() != 50 {
+		t.Fatalf("phase open=%v ceiling=%d n=%d", ph.Open, ph.Ceiling, ph.Len())
 	}
-	for i, e := range ph.Entries {
+	for i, e := range entries(t, ph) {
 		if want := int64(i) * 10_000_000; e.DueNs < want-1 || e.DueNs > want+1 {
 			t.Fatalf("entry %d due %d, want %d", i, e.DueNs, want)
 		}
@@ -127,7 +137,7 @@ func TestCancellationFractionAndPurity(t *testing.T) {
 	p := profile()
 	p.CancellationRate, p.CancellationDelay = 50, 0.25
 	pl, _ := Build(p, 5)
-	for _, e := range pl.Profiling().Entries {
+	for _, e := range entries(t, pl.Profiling()) {
 		want := int64(0)
 		if Cancelled(5, e.Index, 50) {
 			want = 250_000_000
@@ -147,7 +157,8 @@ func TestDurationClosedLoopCycles(t *testing.T) {
 		t.Fatal(err)
 	}
 	ph := pl.Profiling()
-	if !ph.Cycle || len(ph.Entries) != 7 || ph.DurationNs != 5e9 {
+	pool := entries(t, ph)
+	if !ph.Cycle || len(pool) != 7 || ph.DurationNs != 5e9 {
 		t.Fatalf("phase %+v", ph)
 	}
 	// Each cycle after the first sends its own first word: no request of a
@@ -163,7 +174,7 @@ func TestDurationClosedLoopCycles(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for c := 0; c < 300; c++ {
-		for i, e := range ph.Entries {
+		for i, e := range pool {
 			text := content(e.Fresh(c))
 			if seen[text] {
 				t.Fatalf("cycle %d entry %d resends a prompt", c, i)
@@ -185,7 +196,7 @@ func TestDurationClosedLoopCycles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := pl.Profiling().Entries[0]; e.FreshAt != 0 || !bytes.Equal(e.Fresh(3), e.Body) {
+	if e := entries(t, pl.Profiling())[0]; e.FreshAt != 0 || !bytes.Equal(e.Fresh(3), e.Body) {
 		t.Fatalf("a file's prompt is changed: %+v", e)
 	}
 }
@@ -223,9 +234,10 @@ func TestRepeatsSendTheirOwnPrompts(t *testing.T) {
 	}
 	firsts := map[string]int{}
 	for r, pl := range plans {
-		for k, ph := range pl.Phases {
-			for i, e := range ph.Entries {
-				le := lone.Phases[k].Entries[i]
+		for k := range pl.Phases {
+			lones := entries(t, &lone.Phases[k])
+			for i, e := range entries(t, &pl.Phases[k]) {
+				le := lones[i]
 				if e.ISL != le.ISL || e.MaxTokens != le.MaxTokens || e.DueNs != le.DueNs || e.SessionID != le.SessionID {
 					t.Fatalf("repeat %d entry %d: shape %+v, lone run %+v", r, i, e, le)
 				}
@@ -260,8 +272,9 @@ func TestInputsJSONStreamedIsMarshalIndent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var f inputsFile
-	for _, ph := range pl.Phases {
-		for _, e := range ph.Entries {
+	for k := range pl.Phases {
+		ph := &pl.Phases[k]
+		for _, e := range entries(t, ph) {
 			s := inputSession{SessionID: e.SessionID, Payloads: []json.RawMessage{e.Body}}
 			if ph.Warmup() {
 				s.Phase = PhaseWarmup
@@ -273,5 +286,42 @@ func TestInputsJSONStreamedIsMarshalIndent(t *testing.T) {
 	got, err := pl.InputsJSON()
 	if err != nil || !bytes.Equal(got, append(want, '\n')) {
 		t.Fatalf("streamed inputs.json differs (%v):\n%s\nwant:\n%s", err, got[:min(400, len(got))], want[:min(400, len(want))])
+	}
+}
+
+// Each worker's share, generated on its own with the others' entries
+// passed over, is exactly its part of the whole plan: together the shares
+// are every entry once, byte for byte, dealt as the round robin deals.
+func TestSharesPartitionThePlan(t *testing.T) {
+	t.Parallel()
+	p := profile()
+	p.RequestRate, p.RequestCount, p.CancellationRate, p.CancellationDelay = 50, 40, 20, 0.1
+	pl, err := Build(p, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph := pl.Profiling()
+	all := entries(t, ph)
+	weights := []int{3, 2, 2}
+	rr := NewRoundRobin(weights)
+	want := make([][]Entry, len(weights))
+	for _, e := range all {
+		w := rr.Next()
+		want[w] = append(want[w], e)
+	}
+	for w := range weights {
+		var got []Entry
+		it := ph.Share(weights, w)
+		for it.Next(true) {
+			got = append(got, it.Entry())
+		}
+		if it.Err() != nil {
+			t.Fatal(it.Err())
+		}
+		a, _ := json.Marshal(got)
+		b, _ := json.Marshal(want[w])
+		if !bytes.Equal(a, b) || len(got) == 0 {
+			t.Errorf("worker %d: %d entries, want %d; differ: %v", w, len(got), len(want[w]), !bytes.Equal(a, b))
+		}
 	}
 }

@@ -4,7 +4,8 @@
 // JSON message per frame, every command acknowledged and every wait bounded:
 //
 //	worker → HELLO{worker, pid, version, clock}
-//	ctrl   → SHARD{shard}        worker → READY
+//	ctrl   → SHARD{shard}        worker builds its share of the plan from
+//	                             the shard's profile and seed → READY
 //	ctrl   → START{phase, t0}    worker → STARTED{phase}
 //	worker → PHASE_DONE{phase}   (all but the last phase; the controller
 //	                              starts the next phase when every worker is done)
@@ -23,6 +24,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
 )
@@ -104,18 +106,35 @@ type ShardSpec struct {
 	Streaming    bool         `json:"streaming"`
 	TimeoutNs    int64        `json:"timeout_ns"`
 	Phases       []PhaseShard `json:"phases"`
+	// Plan is what the worker builds the plan from, to generate its share
+	// of each phase's entries; nil in a hand-made shard, whose phases carry
+	// their entries.
+	Plan *PlanSpec `json:"plan,omitempty"`
 }
 
-// PhaseShard is one worker's part of one phase. Entries are this worker's
-// share of the phase's entries, or, for a cycling pool, the whole pool.
+// PlanSpec is the profile and seed a plan is built from (schedule.Build),
+// and the sha256 of the input file it read.
+type PlanSpec struct {
+	Profile     *config.Profile `json:"profile"`
+	Seed        uint64          `json:"seed"`
+	InputDigest string          `json:"input_digest,omitempty"`
+}
+
+// PhaseShard is one worker's part of one phase: the phase's parameters,
+// and which of its entries are this worker's: those a round robin over
+// Weights deals to worker Offset (schedule.Phase.Share), or, for a cycling
+// pool, the whole pool. (A hand-made shard carries its entries instead.)
 // Concurrency limits are split across workers; slot j of this worker is
 // global slot j·Stride+Offset (for the concurrency ramp), and in a cycling
 // pool its k-th request is global request k·Stride+Offset.
 type PhaseShard struct {
 	schedule.Phase
-	Concurrency int `json:"concurrency"` // this worker's share of the ceiling; 0: none
-	Stride      int `json:"stride"`
-	Offset      int `json:"offset"`
+	Concurrency int   `json:"concurrency"` // this worker's share of the ceiling; 0: none
+	Stride      int   `json:"stride"`
+	Offset      int   `json:"offset"`
+	Count       int   `json:"count"`             // this worker's entries (a cycling pool's size)
+	Total       int   `json:"total"`             // the phase's entries, every worker's together
+	Weights     []int `json:"weights,omitempty"` // every worker's share of the phase's entries
 }
 
 // Identity is the ZMQ identity of worker id.

@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -28,16 +30,36 @@ type phaseRun struct {
 	reqs  context.Context
 	sends context.Context
 	wg    sync.WaitGroup
+
+	pool  []schedule.Entry      // a cycling pool, whole
+	count int                   // this worker's entries, when not cycling
+	feed  <-chan schedule.Entry // this worker's entries, in order, made a little ahead
 }
 
-// runPhase runs ph from start until its entries or its duration run out.
-func (w *worker) runPhase(stop context.Context, c *client.Client, ph *wire.PhaseShard, start time.Time) {
+// runPhase runs ph from start until its entries or its duration run out;
+// src is where the phase's entries come from.
+func (w *worker) runPhase(stop context.Context, c *client.Client, ph *wire.PhaseShard, src *schedule.Phase, start time.Time) {
 	r := &phaseRun{w: w, c: c, ph: ph, start: start, stop: stop}
 	var cancelReqs, cancelSends context.CancelFunc
 	r.reqs, cancelReqs = context.WithCancel(stop)
 	r.sends, cancelSends = context.WithCancel(r.reqs)
 	defer cancelReqs()
 	defer cancelSends()
+	if ph.Cycle {
+		pool, err := src.All()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "the %s phase's pool: %v\n", ph.Name, err)
+		}
+		r.pool = pool
+	} else {
+		r.count = ph.Count
+		if src.Entries != nil {
+			r.count = len(src.Entries) // a hand-made shard's own
+		}
+		done := make(chan struct{})
+		fed := r.startFeed(src, done)
+		defer func() { close(done); <-fed }()
+	}
 	if ph.DurationNs > 0 {
 		end := start.Add(time.Duration(ph.DurationNs))
 		t1 := time.AfterFunc(time.Until(end), cancelSends)
@@ -56,6 +78,38 @@ func (w *worker) runPhase(stop context.Context, c *client.Client, ph *wire.Phase
 		r.closedLoop()
 	}
 	r.wg.Wait()
+}
+
+// feedAhead is how many entries the feed makes ahead of the sends, at
+// least; a phase with more slots gets one per slot.
+const feedAhead = 256
+
+// startFeed makes this worker's entries of the phase in order, a little
+// ahead of the sends, so that neither this process nor the controller ever
+// holds the whole plan; the feed ends when they run out or done closes,
+// and the returned channel closes when its goroutine has returned.
+func (r *phaseRun) startFeed(src *schedule.Phase, done <-chan struct{}) <-chan struct{} {
+	ch := make(chan schedule.Entry, max(1, min(r.count, max(feedAhead, r.slots()))))
+	r.feed = ch
+	it := src.Share(r.ph.Weights, r.ph.Offset)
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		defer close(ch)
+		for it.Next(true) {
+			select {
+			case ch <- it.Entry():
+			case <-done:
+				return
+			}
+		}
+		if err := it.Err(); err != nil {
+			// (The controller made every entry before the run; the records
+			// this leaves out are counted lost there.)
+			fmt.Fprintf(os.Stderr, "the %s phase's entries: %v\n", r.ph.Name, err)
+		}
+	}()
+	return fed
 }
 
 // sleepUntil waits for t; false when ctx ended first.
@@ -117,7 +171,7 @@ func (r *phaseRun) slots() int {
 	if r.ph.Cycle {
 		return r.ph.Concurrency
 	}
-	return min(r.ph.Concurrency, len(r.ph.Entries))
+	return min(r.ph.Concurrency, r.count)
 }
 
 // closedLoop keeps Concurrency requests in flight: each slot sends its next
@@ -133,9 +187,8 @@ func (r *phaseRun) closedLoop() {
 				return
 			}
 			for r.sends.Err() == nil {
-				k := int(next.Add(1) - 1)
-				e, ok := r.entry(k)
-				if !ok {
+				e, ok := r.entry(&next)
+				if !ok || r.sends.Err() != nil {
 					return
 				}
 				r.do(e, r.clock(), false)
@@ -144,21 +197,26 @@ func (r *phaseRun) closedLoop() {
 	}
 }
 
-// entry returns this worker's k-th request.
-func (r *phaseRun) entry(k int) (schedule.Entry, bool) {
+// entry returns this worker's next request: the feed's next, or, in a
+// cycling pool, its next request k·Stride+Offset, whose body is fresh in
+// every cycle after the first.
+func (r *phaseRun) entry(next *atomic.Int64) (schedule.Entry, bool) {
 	ph := r.ph
 	if !ph.Cycle {
-		if k >= len(ph.Entries) {
+		select {
+		case e, ok := <-r.feed:
+			return e, ok
+		case <-r.sends.Done():
 			return schedule.Entry{}, false
 		}
-		return ph.Entries[k], true
 	}
-	if len(ph.Entries) == 0 {
+	if len(r.pool) == 0 {
 		return schedule.Entry{}, false
 	}
+	k := int(next.Add(1) - 1)
 	g := k*max(ph.Stride, 1) + ph.Offset
-	e := ph.Entries[g%len(ph.Entries)]
-	e.Body = e.Fresh(g / len(ph.Entries))
+	e := r.pool[g%len(r.pool)]
+	e.Body = e.Fresh(g / len(r.pool))
 	e.Index = g
 	e.SessionID += "-" + strconv.Itoa(g)
 	if schedule.Cancelled(ph.Seed, g, ph.CancelPct) {
@@ -191,10 +249,10 @@ func (r *phaseRun) openLoop() {
 	// got to it on a busy machine (its lag shows that), or, when it never
 	// could be, cancelled as unsent. (Tied to the duration, a late wake-up
 	// once dropped the last due entries without a record.)
-	for i, e := range r.ph.Entries {
+	for e := range r.feed {
 		due := r.start.Add(time.Duration(e.DueNs))
 		if !preciseSleepUntil(r.reqs, due) {
-			r.unsent(r.ph.Entries[i:], "the run stopped before it was due")
+			r.unsent(e, true, "the run stopped before it was due")
 			return
 		}
 		waited := false
@@ -206,7 +264,7 @@ func (r *phaseRun) openLoop() {
 				select {
 				case <-slots:
 				case <-r.sends.Done():
-					r.unsent(r.ph.Entries[i:], "still waiting for a concurrency slot when sending stopped")
+					r.unsent(e, true, "still waiting for a concurrency slot when sending stopped")
 					return
 				}
 			}
@@ -224,11 +282,18 @@ func (r *phaseRun) openLoop() {
 
 func (r *phaseRun) clock() int64 { return int64(time.Since(r.start)) }
 
-// unsent records planned entries that were never sent, as cancelled.
-func (r *phaseRun) unsent(es []schedule.Entry, why string) {
-	for _, e := range es {
+// unsent records e (when has) and every entry left in the feed as
+// planned and never sent: cancelled.
+func (r *phaseRun) unsent(e schedule.Entry, has bool, why string) {
+	mark := func(e schedule.Entry) {
 		r.w.add(record.Record{Worker: r.w.opt.ID, Index: e.Index, SessionID: e.SessionID, ISL: e.ISL, MaxTokens: e.MaxTokens,
 			Due: e.DueNs, Warmup: r.ph.Warmup(), ErrKind: record.ErrCancelled, CancelCause: record.CancelUnsent, ErrMsg: "not sent: " + why})
+	}
+	if has {
+		mark(e)
+	}
+	for e := range r.feed {
+		mark(e)
 	}
 }
 

@@ -5,10 +5,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/client"
+	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
 	"github.com/aiperf-action/aiperf-action/internal/wire"
@@ -36,8 +41,10 @@ func TestCycleEntries(t *testing.T) {
 	t.Parallel()
 	pool := []schedule.Entry{{SessionID: "a"}, {SessionID: "b"}, {SessionID: "c"}}
 	ph := &wire.PhaseShard{Phase: schedule.Phase{Cycle: true, Entries: pool, Seed: 1, CancelPct: 100, CancelDelay: 7}, Stride: 2, Offset: 1}
-	r := &phaseRun{ph: ph}
-	e, ok := r.entry(2) // global request 2·2+1 = 5 → pool[5 mod 3] = "c"
+	r := &phaseRun{ph: ph, pool: pool}
+	var next atomic.Int64
+	next.Store(2)
+	e, ok := r.entry(&next) // global request 2·2+1 = 5 → pool[5 mod 3] = "c"
 	if !ok || e.Index != 5 || e.SessionID != "c-5" || e.CancelAfterNs != 7 {
 		t.Fatalf("entry %+v", e)
 	}
@@ -61,7 +68,7 @@ func TestLateSchedulerSendsEveryPlannedRequest(t *testing.T) {
 	w := &worker{opt: Options{ID: 0}}
 	start := time.Now().Add(-time.Second) // every due time, and the end, already passed
 	c := &client.Client{HTTP: srv.Client(), URL: srv.URL, Kind: endpoint.Chat{}, Clock: func() int64 { return int64(time.Since(start)) }}
-	w.runPhase(context.Background(), c, ph, start)
+	w.runPhase(context.Background(), c, ph, &ph.Phase, start)
 	if len(w.pending) != 20 {
 		t.Fatalf("%d records of 20 planned", len(w.pending))
 	}
@@ -69,5 +76,44 @@ func TestLateSchedulerSendsEveryPlannedRequest(t *testing.T) {
 		if !r.OK() {
 			t.Fatalf("record %+v", r)
 		}
+	}
+}
+
+// A worker builds the plan from the shard's spec and checks it against the
+// controller's phases: the same plan passes, and a phase that differs or
+// an input file changed since the controller read it is refused before
+// anything is sent.
+func TestSourcesCheckThePlan(t *testing.T) {
+	t.Parallel()
+	f := filepath.Join(t.TempDir(), "in.jsonl")
+	os.WriteFile(f, []byte(`{"text":"a b c"}`+"\n"+`{"input_length":4}`+"\n"), 0o644)
+	p := config.DefaultProfile
+	p.Model, p.URL, p.RequestCount, p.InputFile = "m", "127.0.0.1:1", 6, f
+	pl, err := schedule.Build(&p, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func() *wire.ShardSpec {
+		ph := *pl.Profiling()
+		return &wire.ShardSpec{Plan: &wire.PlanSpec{Profile: &p, Seed: 5, InputDigest: pl.InputDigest},
+			Phases: []wire.PhaseShard{{Phase: ph, Total: ph.Len(), Count: ph.Len()}}}
+	}
+	src, err := sources(spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := src[0].All()
+	want, _ := pl.Profiling().All()
+	if len(got) != 6 || len(got) != len(want) || string(got[5].Body) != string(want[5].Body) {
+		t.Fatalf("%d entries, want %d", len(got), len(want))
+	}
+	s := spec()
+	s.Phases[0].Total++
+	if _, err := sources(s); err == nil || !strings.Contains(err.Error(), "differs from the controller's") {
+		t.Errorf("a phase of another size: %v", err)
+	}
+	os.WriteFile(f, []byte(`{"text":"other words"}`+"\n"+`{"input_length":4}`+"\n"), 0o644)
+	if _, err := sources(spec()); err == nil || !strings.Contains(err.Error(), "changed since the controller read it") {
+		t.Errorf("a changed input file: %v", err)
 	}
 }

@@ -8,6 +8,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,6 +28,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/client"
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"github.com/aiperf-action/aiperf-action/internal/record"
+	"github.com/aiperf-action/aiperf-action/internal/schedule"
 	"github.com/aiperf-action/aiperf-action/internal/wire"
 )
 
@@ -59,6 +61,8 @@ type worker struct {
 	reported uint64        // the sent count last shipped (guarded by flushMu)
 
 	wg sync.WaitGroup // every goroutine Run starts
+
+	sources []*schedule.Phase // where each phase's entries come from
 }
 
 // Run runs one worker until its shard is done or the controller says stop:
@@ -126,8 +130,44 @@ func (w *worker) handshake() (*wire.ShardSpec, endpoint.Kind, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker %d: %w", w.opt.ID, err)
 	}
+	if w.sources, err = sources(shard); err != nil {
+		return nil, nil, fmt.Errorf("worker %d: %w", w.opt.ID, err)
+	}
 	w.send(wire.Control{Type: wire.Ready})
 	return shard, kind, nil
+}
+
+// sources are the phases the worker takes its entries from: those of the
+// plan it builds from the shard's plan spec, checked against the
+// controller's, or a hand-made shard's own.
+func sources(shard *wire.ShardSpec) ([]*schedule.Phase, error) {
+	out := make([]*schedule.Phase, len(shard.Phases))
+	if shard.Plan == nil {
+		for k := range shard.Phases {
+			out[k] = &shard.Phases[k].Phase
+		}
+		return out, nil
+	}
+	pl, err := schedule.Build(shard.Plan.Profile, shard.Plan.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("build the plan: %w", err)
+	}
+	if pl.InputDigest != shard.Plan.InputDigest {
+		return nil, fmt.Errorf("--input-file %s changed since the controller read it", shard.Plan.Profile.InputFile)
+	}
+	if len(pl.Phases) != len(shard.Phases) {
+		return nil, fmt.Errorf("the plan has %d phases here, %d in the controller's", len(pl.Phases), len(shard.Phases))
+	}
+	for k := range pl.Phases {
+		mine, _ := json.Marshal(&pl.Phases[k])
+		theirs, _ := json.Marshal(&shard.Phases[k].Phase)
+		if !bytes.Equal(mine, theirs) || pl.Phases[k].Len() != shard.Phases[k].Total {
+			return nil, fmt.Errorf("phase %d differs from the controller's: %s with %d entries against %s with %d",
+				k, mine, pl.Phases[k].Len(), theirs, shard.Phases[k].Total)
+		}
+		out[k] = &pl.Phases[k]
+	}
+	return out, nil
 }
 
 // transport is how the worker's requests travel: net/http's pool, and the
@@ -227,7 +267,7 @@ func (w *worker) phases(ctx context.Context, shard *wire.ShardSpec, kind endpoin
 			Clock:     func() int64 { return int64(time.Since(start)) },
 			Loop:      tr.loop,
 		}
-		w.runPhase(runCtx, c, &shard.Phases[k], start)
+		w.runPhase(runCtx, c, &shard.Phases[k], w.sources[k], start)
 		all, kernel := c.NetHTTPRequests()
 		viaHTTP, viaHTTPKernel = viaHTTP+all, viaHTTPKernel+kernel
 		if k < len(shard.Phases)-1 && runCtx.Err() == nil {
