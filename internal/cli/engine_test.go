@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -61,7 +65,8 @@ func TestServeFaultsGiveOneKindEach(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := sim.DefaultConfig
 			cfg.TTFT, cfg.ITL, cfg.Faults = 2*time.Millisecond, time.Millisecond, c.f
-			url := serveHandler(t, sim.New(cfg))
+			s := sim.New(cfg)
+			url := serveHandler(t, s)
 			dir := filepath.Join(t.TempDir(), "run")
 			res := runCLI(t, time.Minute, quickProfile(url, dir, "--random-seed", "1", "--request-timeout-seconds", "1")...)
 			r, err := result.Read(dir)
@@ -70,6 +75,12 @@ func TestServeFaultsGiveOneKindEach(t *testing.T) {
 			}
 			if r.Counts.Requests != 12 || r.Counts.ErrorsByKind[c.kind] != 12 || len(r.Counts.ErrorsByKind) != 1 {
 				t.Fatalf("counts %+v, want 12 of %s", r.Counts, c.kind)
+			}
+			// The server's own count, from its /metrics: every request it
+			// was sent, finished or answered with an injected error.
+			s.Settle(10 * time.Second)
+			if got := scrapeCount(t, url, "vllm:request_success_total") + scrapeCount(t, url, "aiperf_sim:injected_errors_total"); got != 12 {
+				t.Fatalf("the server counted %d requests, the run 12", got)
 			}
 		})
 	}
@@ -91,6 +102,28 @@ func TestServeFaultsGiveOneKindEach(t *testing.T) {
 		t.Fatalf("counts %+v: ok + errors = %d of 100", r.Counts, sum)
 	}
 	t.Logf("mixed faults: %+v", r.Counts)
+}
+
+// scrapeCount reads one counter from the server's /metrics.
+func scrapeCount(t *testing.T, url, name string) int {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("%s: %q", name, l)
+			}
+			return int(n)
+		}
+	}
+	t.Fatalf("no %s in /metrics:\n%s", name, b)
+	return 0
 }
 
 // Engine mode and the prompt cache: one seeded profile run three times is
@@ -467,4 +500,79 @@ func TestStoppedWorkerIsNamed(t *testing.T) {
 		t.Fatalf("exit %d: %v\n%s", res.code, err, res.stderr)
 	}
 	t.Logf("stderr: %s; lost in flight %d", strings.TrimSpace(res.stderr), r.ToolHealth.LostInFlight)
+}
+
+// inTmpfs runs the plain binary with args in a mount namespace of its own
+// where dir is a fresh tmpfs mounted with opts (a size, or ro), and lists
+// dir's files after it: a full or read-only disk without touching the
+// machine's. It returns the exit code, stdout and stderr together, and the
+// files. It skips where user and mount namespaces aren't allowed.
+func inTmpfs(t *testing.T, dir, opts string, args ...string) (code int, output string, files []string) {
+	t.Helper()
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare")
+	}
+	if out, err := exec.Command("unshare", "-rm", "true").CombinedOutput(); err != nil {
+		t.Skipf("unshare -rm: %v %s", err, out)
+	}
+	usePlainWorkers(t)
+	os.MkdirAll(dir, 0o755)
+	script := `mount -t tmpfs -o "$1" none "$2" || exit 99; d=$2; shift 2; "$@"; rc=$?; echo; echo "@@files"; ls -A "$d/run" 2>/dev/null; exit $rc`
+	cmd := exec.Command("unshare", append([]string{"-rm", "sh", "-c", script, "sh", opts, dir, plainBin}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if code == 99 {
+		t.Skipf("mount tmpfs: %s", errb.String())
+	}
+	stdout, list, _ := strings.Cut(out.String(), "@@files\n")
+	return code, stdout + errb.String(), strings.Fields(list)
+}
+
+// A full, nearly full or read-only artifact disk: refused before any load
+// when it can't hold inputs.json or half of what records.jsonl will take;
+// a run that fills it anyway fails naming records.jsonl, with run.json
+// written and no temp file left behind.
+func TestArtifactDiskFullOrReadOnly(t *testing.T) {
+	s, url := startSim(t, time.Millisecond, time.Millisecond)
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	profile := func(n int) []string {
+		return []string{"profile", "-m", "sim", "-u", url, "--streaming", "--request-count", strconv.Itoa(n), "--isl", "1", "--osl", "2",
+			"--random-seed", "1", "--artifact-dir", filepath.Join(mnt, "run")}
+	}
+	for _, c := range []struct {
+		opts, want string
+		n          int
+	}{
+		{"size=4k", "write inputs.json", 200},
+		{"size=400k", "free some space or choose another folder", 1000},
+		{"ro", "read-only file system", 20},
+	} {
+		s.Reset()
+		code, stderr, files := inTmpfs(t, mnt, c.opts, profile(c.n)...)
+		if code != ExitError || !strings.Contains(stderr, c.want) || len(s.Truths()) != 0 {
+			t.Errorf("%s: exit %d, %d requests sent, files %v\n%s", c.opts, code, len(s.Truths()), files, stderr)
+		}
+		for _, f := range files {
+			if strings.Contains(f, ".tmp") {
+				t.Errorf("%s: temp file %s left", c.opts, f)
+			}
+		}
+	}
+	// 1 MB: inputs.json fits, and more than half of the records (so the run
+	// goes ahead, warned), but not all of them.
+	s.Reset()
+	code, stderr, files := inTmpfs(t, mnt, "size=1m", profile(1900)...)
+	if code != ExitError || !strings.Contains(stderr, "may fail at its end for want of space") || !strings.Contains(stderr, "write records.jsonl") ||
+		!strings.Contains(stderr, "no space left on device") || len(s.Truths()) != 1900 {
+		t.Fatalf("1 MB: exit %d, %d requests sent\n%s", code, len(s.Truths()), stderr)
+	}
+	if !slices.Contains(files, "run.json") || slices.ContainsFunc(files, func(f string) bool { return strings.Contains(f, ".tmp") }) {
+		t.Errorf("1 MB: files %v", files)
+	}
 }

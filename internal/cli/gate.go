@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -27,10 +28,14 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return Gate(ctx, args, GateOptions{Getenv: os.Getenv, Stdout: stdout, Stderr: stderr})
 }
 
+// gatePanicHook, when set (by a test), is called with the token once the
+// environment is read.
+var gatePanicHook func(token string)
+
 // Gate runs the gate (see package gate) with its action inputs, each also
 // accepted as a flag (a flag wins). Exit 0 pass (or inconclusive, or no
 // baseline), 1 regression, 2 error.
-func Gate(ctx context.Context, args []string, opt GateOptions) int {
+func Gate(ctx context.Context, args []string, opt GateOptions) (exit int) {
 	fs := pflag.NewFlagSet("gate", pflag.ContinueOnError)
 	vals := map[string]*string{}
 	for _, in := range gate.Inputs {
@@ -50,6 +55,22 @@ func Gate(ctx context.Context, args []string, opt GateOptions) int {
 	env, err := action.New(opt.Getenv, opt.Stdout)
 	if err != nil {
 		return fail(err)
+	}
+	// A bug's panic is reported with its trace, the token cut out of it
+	// (the runner masks it in its log too, but a trace may be copied into
+	// an issue from elsewhere), and exits 2 like any tool error.
+	defer func() {
+		if v := recover(); v != nil {
+			msg := fmt.Sprintf("%v\n\n%s", v, debug.Stack())
+			if env.Token != "" {
+				msg = strings.ReplaceAll(msg, env.Token, "***")
+			}
+			fmt.Fprintf(opt.Stderr, "aiperf-action gate: internal error (a bug: please report it with this trace): %s", msg)
+			exit = ExitError
+		}
+	}()
+	if gatePanicHook != nil {
+		gatePanicHook(env.Token)
 	}
 	input := func(name string) string {
 		if fs.Changed(name) {

@@ -651,3 +651,18 @@ func TestGateAdaptiveRepeats(t *testing.T) {
 		t.Error("a decided scenario got more runs")
 	}
 }
+
+// A bug's panic in the gate exits 2 with its trace, the token cut out.
+func TestGatePanicHidesToken(t *testing.T) {
+	gatePanicHook = func(token string) { panic("a bug holding " + token) }
+	defer func() { gatePanicHook = nil }()
+	dir := t.TempDir()
+	env := newActionsEnv(t, dir, ghfake.New(t, "o", "r"), "pull_request", prEvent(3), map[string]string{"config": tinyConfig(t, dir, "1ms")})
+	code, stdout, stderr := env.gate(t)
+	if code != ExitError || !strings.Contains(stderr, "internal error") || !strings.Contains(stderr, "a bug holding ***") || !strings.Contains(stderr, "goroutine") {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if strings.Contains(stderr, testToken) || strings.Contains(strings.ReplaceAll(stdout, "::add-mask::"+testToken, ""), testToken) {
+		t.Error("the token is in the panic's output")
+	}
+}

@@ -131,6 +131,9 @@ func Profile(ctx context.Context, p *config.Profile, opt Options) (*Result, erro
 	if err := result.WriteAtomicFunc(filepath.Join(dir, result.InputsFile), plan.WriteInputsJSON); err != nil {
 		return nil, Failf("write inputs.json: %v", err)
 	}
+	if err := roomForRecords(dir, p, plan, opt.Logf); err != nil {
+		return nil, err
+	}
 	r := &profileRun{p: p, plan: plan, target: target, dir: dir, opt: opt, res: &Result{Dir: dir}, leftovers: leftovers(dir)}
 	for _, w := range r.leftovers {
 		if opt.Logf != nil {
@@ -138,6 +141,46 @@ func Profile(ctx context.Context, p *config.Profile, opt Options) (*Result, erro
 		}
 	}
 	return r.execute(ctx)
+}
+
+// Bytes a record takes in records.jsonl, measured: about 300, and 11 more
+// per streamed chunk (its timestamp).
+const (
+	recordBytes      = 300
+	recordChunkBytes = 11
+)
+
+// roomForRecords compares the free space in dir with what records.jsonl
+// will take (when the request count and output length are known): a folder
+// with less than half of it is refused before any load, since the run
+// would fail at its end having sent it all; one with less than all of it
+// gets a warning.
+func roomForRecords(dir string, p *config.Profile, plan *schedule.Plan, logf func(string, ...any)) error {
+	n := 0
+	for i := range plan.Phases {
+		if plan.Phases[i].Cycle {
+			return nil // a duration decides the count
+		}
+		n += plan.Phases[i].Len()
+	}
+	per := uint64(recordBytes)
+	if p.Streaming {
+		per += recordChunkBytes * uint64(max(p.OSLMean, 0))
+	}
+	need := uint64(n) * per
+	free, ok := sysstat.FreeBytes(dir)
+	if !ok || free >= need {
+		return nil
+	}
+	mb := func(b uint64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
+	msg := fmt.Sprintf("--artifact-dir %s has %s free; records.jsonl will take about %s for %d requests", dir, mb(free), mb(need), n)
+	if free < need/2 {
+		return Failf("%s: free some space or choose another folder", msg)
+	}
+	if logf != nil {
+		logf("WARNING: %s: the run may fail at its end for want of space", msg)
+	}
+	return nil
 }
 
 // profileRun is one run under way: the profile and its plan, where it

@@ -59,7 +59,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.cmd = exec.Command(argv[0], argv[1:]...)
 	s.cmd.Stdout, s.cmd.Stderr = out, out
-	s.cmd.Env = append(os.Environ(), cfg.Env...)
+	s.cmd.Env = append(WithoutSecrets(os.Environ()), cfg.Env...)
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("server-command %q: %w", argv[0], err)
@@ -229,4 +229,23 @@ func SplitWords(s string) ([]string, error) {
 		out = append(out, cur.String())
 	}
 	return out, nil
+}
+
+// WithoutSecrets is env without what a model server has no use for and
+// must not see: the action's inputs (INPUT_*, the GitHub token among them)
+// and the runner's tokens. The server may be a pull request's own build.
+// A variable the server does need goes in the config's env, which is
+// added after.
+func WithoutSecrets(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "INPUT_"), name == "GITHUB_TOKEN", name == "GH_TOKEN",
+			strings.HasPrefix(name, "ACTIONS_RUNTIME_"), strings.HasPrefix(name, "ACTIONS_ID_TOKEN_"), name == "ACTIONS_CACHE_URL", name == "ACTIONS_RESULTS_URL":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }

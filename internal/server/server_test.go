@@ -92,3 +92,29 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(string(b), ')')
 	return i > 0 && !strings.HasPrefix(strings.TrimSpace(string(b[i+1:])), "Z")
 }
+
+// The server command never sees the action's inputs (the GitHub token is
+// one) or the runner's tokens; the config's env still reaches it.
+func TestServerEnvHoldsNoSecrets(t *testing.T) {
+	t.Setenv("INPUT_GITHUB-TOKEN", "ghs_input_secret")
+	t.Setenv("GITHUB_TOKEN", "ghs_env_secret")
+	t.Setenv("ACTIONS_RUNTIME_TOKEN", "runtime_secret")
+	t.Setenv("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "oidc_secret")
+	t.Setenv("AIPERF_KEEP_ME", "kept")
+	_, err := Start(context.Background(), Config{
+		Command:  `sh -c 'env | grep -i -e secret -e KEEP_ME -e HF_TOKEN; exit 3'`,
+		Env:      []string{"HF_TOKEN=passed-on-purpose"},
+		ReadyURL: "http://127.0.0.1:1/health", Timeout: 20 * time.Second})
+	if err == nil {
+		t.Fatal("the command exited 3 and Start said nothing")
+	}
+	log := err.Error()
+	for _, secret := range []string{"ghs_input_secret", "ghs_env_secret", "runtime_secret", "oidc_secret"} {
+		if strings.Contains(log, secret) {
+			t.Errorf("the server saw %s", secret)
+		}
+	}
+	if !strings.Contains(log, "AIPERF_KEEP_ME=kept") || !strings.Contains(log, "HF_TOKEN=passed-on-purpose") {
+		t.Errorf("the server's env lost what it needs:\n%s", log)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // CPU is a reading of the machine's aggregate CPU counters (in clock ticks).
@@ -56,4 +57,14 @@ func StealPct(a, b CPU) float64 {
 		return 0
 	}
 	return 100 * float64(b.Steal-a.Steal) / float64(b.Total-a.Total)
+}
+
+// FreeBytes is the space an unprivileged writer has left on the file
+// system that holds dir; false when it can't be read.
+func FreeBytes(dir string) (uint64, bool) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, false
+	}
+	return st.Bavail * uint64(st.Bsize), true
 }
