@@ -203,7 +203,7 @@ func TestGatePullRequest(t *testing.T) {
 			t.Errorf("output %s not written:\n%s", want, outputs)
 		}
 	}
-	if !strings.Contains(read(t, env.summary), "Compared 2 candidate run(s) with the baseline runs as of the merge-base base0000") {
+	if !strings.Contains(read(t, env.summary), "2 run(s) of this PR against the baseline runs as of the merge-base base0000") {
 		t.Errorf("summary:\n%s", read(t, env.summary))
 	}
 	countSticky := func() int {

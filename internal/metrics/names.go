@@ -5,6 +5,7 @@ package metrics
 type Fact struct {
 	Name    string // AIPerf's tag: run.json's key and --metric's name
 	Display string // AIPerf's console name
+	Short   string // the name in a PR comment's table, where width is short
 	Unit    string // the unit of its summary values
 	Rate    bool   // a rate over the run (a value and its windows), not a distribution
 	// HigherIsBetter marks throughputs: a drop is the regression. For the
@@ -14,19 +15,19 @@ type Fact struct {
 
 // Facts lists every metric in AIPerf's console order.
 var Facts = []Fact{
-	{Name: TTFT, Display: "Time to First Token", Unit: "ms"},
-	{Name: TTST, Display: "Time to Second Token", Unit: "ms"},
-	{Name: RequestLatency, Display: "Request Latency", Unit: "ms"},
-	{Name: ITL, Display: "Inter Token Latency", Unit: "ms"},
-	{Name: ICL, Display: "Inter Chunk Latency", Unit: "ms"},
-	{Name: PerUser, Display: "Output Token Throughput Per User", Unit: "tokens/sec/user", HigherIsBetter: true},
-	{Name: OSL, Display: "Output Sequence Length", Unit: "tokens"},
-	{Name: ISL, Display: "Input Sequence Length", Unit: "tokens"},
-	{Name: TTFTFromDue, Display: "Time to First Token from Due", Unit: "ms"},
-	{Name: RequestLatencyFromDue, Display: "Request Latency from Due", Unit: "ms"},
-	{Name: OutputTput, Display: "Output Token Throughput", Unit: "tokens/sec", Rate: true, HigherIsBetter: true},
-	{Name: RequestTput, Display: "Request Throughput", Unit: "requests/sec", Rate: true, HigherIsBetter: true},
-	{Name: Goodput, Display: "Goodput", Unit: "requests/sec", Rate: true, HigherIsBetter: true},
+	{Name: TTFT, Display: "Time to First Token", Short: "TTFT", Unit: "ms"},
+	{Name: TTST, Display: "Time to Second Token", Short: "TTST", Unit: "ms"},
+	{Name: RequestLatency, Display: "Request Latency", Short: "Request latency", Unit: "ms"},
+	{Name: ITL, Display: "Inter Token Latency", Short: "ITL", Unit: "ms"},
+	{Name: ICL, Display: "Inter Chunk Latency", Short: "Inter-chunk latency", Unit: "ms"},
+	{Name: PerUser, Display: "Output Token Throughput Per User", Short: "Tokens/s per user", Unit: "tokens/sec/user", HigherIsBetter: true},
+	{Name: OSL, Display: "Output Sequence Length", Short: "OSL", Unit: "tokens"},
+	{Name: ISL, Display: "Input Sequence Length", Short: "ISL", Unit: "tokens"},
+	{Name: TTFTFromDue, Display: "Time to First Token from Due", Short: "TTFT from due", Unit: "ms"},
+	{Name: RequestLatencyFromDue, Display: "Request Latency from Due", Short: "Latency from due", Unit: "ms"},
+	{Name: OutputTput, Display: "Output Token Throughput", Short: "Output tokens/s", Unit: "tokens/sec", Rate: true, HigherIsBetter: true},
+	{Name: RequestTput, Display: "Request Throughput", Short: "Requests/s", Unit: "requests/sec", Rate: true, HigherIsBetter: true},
+	{Name: Goodput, Display: "Goodput", Short: "Goodput", Unit: "requests/sec", Rate: true, HigherIsBetter: true},
 }
 
 // Order is the display order of metrics, AIPerf's console order.
@@ -52,6 +53,18 @@ func Lookup(name string) (Fact, bool) {
 func DisplayName(name string) string {
 	if f, ok := Lookup(name); ok {
 		return f.Display
+	}
+	return name
+}
+
+// ShortName is a metric's name where width is short ("TTFT"); the error
+// rate, which is not a metric of the aggregator, is "Error rate".
+func ShortName(name string) string {
+	if f, ok := Lookup(name); ok {
+		return f.Short
+	}
+	if name == "error_rate" {
+		return "Error rate"
 	}
 	return name
 }

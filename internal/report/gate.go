@@ -3,10 +3,13 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strings"
 
+	"github.com/aiperf-action/aiperf-action/compare"
 	"github.com/aiperf-action/aiperf-action/internal/gate"
+	"github.com/aiperf-action/aiperf-action/internal/judge"
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/run"
@@ -37,6 +40,219 @@ var headline = map[gate.Verdict]string{
 	gate.NoBaseline:   "🆕 aiperf-action: first run, no baseline yet",
 }
 
+// row is one compared statistic of one scenario, for the sentences above
+// the tables.
+type row struct {
+	scenario string
+	r        compare.Result
+	unit     string
+}
+
+// worse is r's change as a worsening: positive is worse, whichever way
+// the metric goes (a throughput's drop, a latency's rise), with its
+// interval.
+func worse(r compare.Result) (v, lo, hi float64) {
+	if r.Direction == compare.LowerIsWorse {
+		return -r.Change, -r.Hi, -r.Lo
+	}
+	return r.Change, r.Lo, r.Hi
+}
+
+// better reports whether r's whole interval lies past its tolerance on the
+// good side: an improvement, not only a pass.
+func better(r compare.Result) bool {
+	_, _, hi := worse(r)
+	return r.Metric != "error_rate" && r.Verdict == compare.Pass && hi < -r.Tolerance
+}
+
+// label is a statistic's short name and unit: "TTFT p50 (ms)".
+func label(r compare.Result, unit string) string {
+	s := metrics.ShortName(r.Metric)
+	if r.Stat != "" && r.Stat != "value" {
+		s += " " + r.Stat
+	}
+	if unit != "" && unit != "%" {
+		s += " (" + unit + ")"
+	}
+	return s
+}
+
+// interval is "+24.5% to +31.2%".
+func interval(lo, hi float64) string { return signedPct(lo) + " to " + signedPct(hi) }
+
+// change is the signed change, with its sense when its interval leaves no
+// doubt of it (the whole interval on one side of zero): "+27.8% worse",
+// "+4.1% better" for a throughput.
+func change(r compare.Result) string {
+	if r.Metric == "error_rate" {
+		return fmt.Sprintf("%+.2f pp", 100*r.Change)
+	}
+	_, lo, hi := worse(r)
+	switch {
+	case lo > 0:
+		return signedPct(r.Change) + " worse"
+	case hi < 0:
+		return signedPct(r.Change) + " better"
+	}
+	return signedPct(r.Change)
+}
+
+// rowVerdict is a table row's verdict: its icon and word, BETTER for an
+// improvement, the reason inline when Holm's correction left it open, and
+// a dagger when provisional.
+func rowVerdict(r compare.Result) string {
+	v := verdictIcon[r.Verdict] + " " + strings.ToUpper(strings.ReplaceAll(string(r.Verdict), "-", " "))
+	if better(r) {
+		v = "🚀 BETTER"
+	}
+	if r.Verdict == compare.Inconclusive && holmOnly(r) {
+		v += " (Holm)"
+	}
+	if r.Provisional {
+		v += " †"
+	}
+	return v
+}
+
+// holmOnly reports whether r was worse than its tolerance alone and left
+// open by Holm's correction across the gated metrics.
+func holmOnly(r compare.Result) bool {
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "Holm") {
+			return true
+		}
+	}
+	return false
+}
+
+// sentence says one row in words, for the lines under the headline.
+func sentence(x row) string {
+	r := x.r
+	name := "**" + EscapeMarkdown(label(r, "")) + "**"
+	where := " in `" + EscapeMarkdown(x.scenario) + "`"
+	if r.Metric == "error_rate" {
+		return fmt.Sprintf("%s %s%s: %s, above the allowed %s", verdictIcon[r.Verdict], name, where, pct(r.Candidate), pct(r.Tolerance))
+	}
+	w, lo, hi := worse(r)
+	vals := fmt.Sprintf("%s → %s %s", num(r.Baseline), num(r.Candidate), EscapeMarkdown(x.unit))
+	tol := fmt.Sprintf("%.3g%%", 100*r.Tolerance)
+	switch {
+	case r.Verdict == compare.Fail:
+		return fmt.Sprintf("❌ %s%s is **%s worse** (%s; 90%% interval of the worsening %s, past the %s tolerance)", name, where, pctAbs(w), vals, interval(lo, hi), tol)
+	case better(r):
+		return fmt.Sprintf("🚀 %s%s is **%s better** (%s; 90%% interval of the worsening %s)", name, where, pctAbs(w), vals, interval(lo, hi))
+	case r.Verdict == compare.Inconclusive && holmOnly(r):
+		return fmt.Sprintf("⚠️ %s%s: %s (%s; interval %s) is worse than the %s tolerance on its own, but not after Holm's correction across the gated metrics", name, where, signedPct(w), vals, interval(lo, hi), tol)
+	case r.Verdict == compare.Inconclusive:
+		return fmt.Sprintf("⚠️ %s%s: %s (%s); its 90%% interval %s reaches past the %s tolerance, so these runs can't tell", name, where, signedPct(w), vals, interval(lo, hi), tol)
+	}
+	return fmt.Sprintf("%s%s changed %s (%s; interval %s), inside the %s tolerance", name, where, signedPct(w), vals, interval(lo, hi), tol)
+}
+
+func pctAbs(v float64) string { return fmt.Sprintf("%.1f%%", 100*math.Abs(v)) }
+
+// gatedRows are every scenario's gated rows (those with a verdict).
+func gatedRows(rep *gate.Report) []row {
+	var out []row
+	for i := range rep.Scenarios {
+		s := &rep.Scenarios[i]
+		if s.Compare == nil {
+			continue
+		}
+		for j, r := range s.Compare.Results {
+			if r.Verdict != compare.NotGated {
+				out = append(out, row{s.Name, r, unitOf(s.Compare, j)})
+			}
+		}
+	}
+	return out
+}
+
+// title is the comment's headline: for a failure, its worst regression.
+func title(rep *gate.Report, rows []row) string {
+	switch rep.Verdict {
+	case gate.Fail:
+		var worst *row
+		for i := range rows {
+			if rows[i].r.Verdict == compare.Fail && rows[i].r.Metric != "error_rate" {
+				if w, _, _ := worse(rows[i].r); worst == nil || w > func() float64 { v, _, _ := worse(worst.r); return v }() {
+					worst = &rows[i]
+				}
+			}
+		}
+		if worst != nil {
+			w, _, _ := worse(worst.r)
+			return fmt.Sprintf("❌ Performance regression: %s %s worse in `%s`", EscapeMarkdown(label(worst.r, "")), pctAbs(w), EscapeMarkdown(worst.scenario))
+		}
+	case gate.Inconclusive:
+		n := 0
+		for _, x := range rows {
+			if x.r.Verdict == compare.Inconclusive {
+				n++
+			}
+		}
+		return fmt.Sprintf("⚠️ Inconclusive: %d statistic(s) these runs can't decide", n)
+	}
+	return headline[rep.Verdict]
+}
+
+// answer is the lines under the headline: each failing, undecided or
+// improved statistic in a sentence; when all passed, the largest change.
+func answer(rows []row) []string {
+	var out []string
+	for _, x := range rows {
+		if x.r.Verdict == compare.Fail || x.r.Verdict == compare.Inconclusive || better(x.r) {
+			out = append(out, sentence(x))
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	var worst *row
+	for i := range rows {
+		if rows[i].r.Metric == "error_rate" {
+			continue
+		}
+		if worst == nil || math.Abs(rows[i].r.Change) > math.Abs(worst.r.Change) {
+			worst = &rows[i]
+		}
+	}
+	if worst != nil {
+		out = append(out, "The largest change: "+sentence(*worst)+".")
+	}
+	return out
+}
+
+// decide is one line saying what would decide a scenario's undecided
+// statistics: more runs, a looser tolerance, or failing on INCONCLUSIVE.
+func decide(s *gate.Scenario) string {
+	var needR, needK, r, k int
+	var needTol float64
+	holm := false
+	for _, x := range s.Compare.Results {
+		if x.Verdict != compare.Inconclusive {
+			continue
+		}
+		needR, needK, needTol = max(needR, x.NeedR), max(needK, x.NeedK), max(needTol, x.NeedTolerance)
+		r, k = x.R, x.K
+		holm = holm || holmOnly(x)
+	}
+	var how string
+	switch {
+	case needK > 0:
+		how = fmt.Sprintf("%d baseline runs (now %d: more refreshes of the default branch) and `repeats: %d` (now %d)", needK, k, needK, r)
+	case needR > 0:
+		how = fmt.Sprintf("`repeats: %d` (now %d), or `max-repeats: %d` to let the gate add runs until it decides", needR, r, needR)
+	case needTol > 0:
+		how = fmt.Sprintf("a tolerance of at least %.3g%%: this job's noise hides anything finer, whatever its runs", 100*needTol)
+	case holm:
+		how = "more runs (`repeats`, or `max-repeats` to add them until it decides)"
+	default:
+		return ""
+	}
+	return "**To decide:** " + how + "; or `fail-on-inconclusive: true` to fail on INCONCLUSIVE instead of passing."
+}
+
 // GateMarkdown renders the PR comment / job summary. With full false it
 // leaves out the collapsed details and charts (for the size-limited comment).
 func GateMarkdown(rep *gate.Report, marker string, full bool) string {
@@ -44,8 +260,15 @@ func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 	if marker != "" {
 		b.WriteString(marker + "\n")
 	}
-	fmt.Fprintf(&b, "## %s\n\n", headline[rep.Verdict])
-	fmt.Fprintf(&b, "**Verdict: %s** · %d scenario(s) · %d candidate run(s) each\n\n", strings.ToUpper(string(rep.Verdict)), len(rep.Scenarios), rep.Meta.Repeats)
+	rows := gatedRows(rep)
+	fmt.Fprintf(&b, "## %s\n\n", title(rep, rows))
+	for _, l := range answer(rows) {
+		fmt.Fprintf(&b, "- %s\n", l)
+	}
+	if len(rows) > 0 {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "**%s** · %d scenario(s) · %d run(s) of this PR each\n\n", strings.ToUpper(string(rep.Verdict)), len(rep.Scenarios), rep.Meta.Repeats)
 	for i := range rep.Scenarios {
 		s := &rep.Scenarios[i]
 		fmt.Fprintf(&b, "### `%s`: %s\n\n", EscapeMarkdown(s.Name), strings.ToUpper(string(s.Verdict())))
@@ -53,44 +276,109 @@ func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 			fmt.Fprintf(&b, "No baseline runs for this scenario and profile yet: these runs become the baseline when merged to the default branch.\n\n")
 			candidateTable(&b, s)
 		} else {
-			fmt.Fprintf(&b, "Compared %d candidate run(s) with %s (%d run(s)).\n\n", len(s.Candidate), EscapeMarkdown(s.BaselineSource), len(s.Baseline))
-			b.WriteString("| metric | baseline | candidate | change | 90% interval | tolerance | detects | verdict |\n|---|---:|---:|---:|---|---:|---:|---|\n")
+			fmt.Fprintf(&b, "%d run(s) of this PR against %s (%d run(s)).\n\n", len(s.Candidate), EscapeMarkdown(s.BaselineSource), len(s.Baseline))
+			b.WriteString("| metric | baseline | PR | change | 90% interval | tolerance | detects | verdict |\n|---|---:|---:|---:|---|---:|---:|---|\n")
+			provisional := ""
 			for j, r := range s.Compare.Results {
-				c := rowCells(r, unitOf(s.Compare, j))
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s %s |\n", EscapeMarkdown(c.name), c.base, c.cand, c.change,
-					EscapeMarkdown(c.interval), EscapeMarkdown(c.tol), EscapeMarkdown(c.mde), verdictIcon[r.Verdict], EscapeMarkdown(c.verdict))
+				unit := unitOf(s.Compare, j)
+				iv, tol, mde := interval(r.Lo, r.Hi), fmt.Sprintf("%.3g%%", 100*r.Tolerance), ""
+				base, cand := num(r.Baseline), num(r.Candidate)
+				if r.MDE > 0 {
+					mde = fmt.Sprintf("%.1f%%", 100*r.MDE)
+				}
+				if r.Metric == "error_rate" {
+					base, cand, iv, tol = pct(r.Baseline), pct(r.Candidate), "", "max "+pct(r.Tolerance)
+				}
+				if r.Provisional && provisional == "" {
+					provisional = "an assumed noise floor stands in for the run-to-run noise"
+					for _, w := range r.Warnings {
+						if t, ok := strings.CutPrefix(w, "provisional: "); ok {
+							provisional = t
+						}
+					}
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", EscapeMarkdown(label(r, unit)), base, cand, change(r),
+					iv, tol, mde, rowVerdict(r))
 			}
 			b.WriteString("\n")
+			if i == 0 {
+				b.WriteString("_90% interval_ of the change; _tolerance_: the worsening allowed; _detects_: the smallest worsening these runs catch 4 times in 5; _worse_ or _better_ when the whole interval says so.\n\n")
+			}
+			if provisional != "" {
+				b.WriteString("† provisional: " + EscapeMarkdown(provisional) + ".\n\n")
+			}
+			if line := decide(s); line != "" && s.Verdict() == gate.Inconclusive {
+				b.WriteString(line + "\n\n")
+			}
 		}
 		if !full {
 			continue
 		}
 		notes := toolWarnings(s)
 		if s.Compare != nil {
-			notes = append(notesOf(s.Compare), notes...)
+			notes = append(groupedNotes(s.Compare), notes...)
 		}
 		if len(notes) > 0 {
 			b.WriteString("<details><summary>Notes</summary>\n\n")
 			for _, n := range notes {
-				fmt.Fprintf(&b, "- %s\n", EscapeMarkdown(n))
+				fmt.Fprintf(&b, "- %s\n", n)
 			}
 			b.WriteString("\n</details>\n\n")
 		}
 		if chart := percentileChart(s); chart != "" {
 			b.WriteString("<details><summary>Latency percentiles</summary>\n\n" + chart + "\n</details>\n\n")
 		}
+		if chart := trendChart(s); chart != "" {
+			b.WriteString("<details><summary>Trend on the default branch</summary>\n\n" + chart + "\n</details>\n\n")
+		}
 	}
 	for _, n := range rep.Notes {
 		fmt.Fprintf(&b, "> %s\n\n", EscapeMarkdown(n))
 	}
 	m := rep.Meta
-	b.WriteString("<details><summary>Run metadata</summary>\n\n| | |\n|---|---|\n")
+	b.WriteString("<details><summary>Run metadata</summary>\n\n")
 	for _, kv := range [][2]string{{"model", m.Model}, {"server", m.Server}, {"seed", fmt.Sprint(m.Seed)}, {"repeats", fmt.Sprint(m.Repeats)},
 		{"runner", m.Runner}, {"commit", m.Commit}, {"event", m.Event}, {"baseline store", m.Store}} {
-		fmt.Fprintf(&b, "| %s | %s |\n", kv[0], EscapeMarkdown(kv[1]))
+		if kv[1] != "" {
+			fmt.Fprintf(&b, "- %s: %s\n", kv[0], EscapeMarkdown(kv[1]))
+		}
 	}
 	b.WriteString("\n</details>\n")
 	return b.String()
+}
+
+// groupedNotes are a comparison's warnings, escaped, each text once with
+// the statistics it applies to; the runs-needed notes are left to decide's
+// one line.
+func groupedNotes(rep *judge.Report) []string {
+	var order []string
+	who := map[string][]string{}
+	for _, w := range rep.Comparison.Warnings {
+		if _, ok := who[w]; !ok {
+			order = append(order, w)
+			who[w] = nil
+		}
+	}
+	for j, r := range rep.Results {
+		for _, w := range r.Warnings {
+			if strings.HasPrefix(w, "with this noise") || strings.HasPrefix(w, "provisional: ") || strings.Contains(w, "Holm") {
+				continue
+			}
+			if _, ok := who[w]; !ok {
+				order = append(order, w)
+			}
+			who[w] = append(who[w], label(r, unitOf(rep, j)))
+		}
+	}
+	out := make([]string, 0, len(order))
+	for _, w := range order {
+		if len(who[w]) == 0 {
+			out = append(out, EscapeMarkdown(w))
+			continue
+		}
+		out = append(out, "**"+EscapeMarkdown(strings.Join(who[w], ", "))+"**: "+EscapeMarkdown(w))
+	}
+	return out
 }
 
 // CommentMarkdown is GateMarkdown cut to fit GitHub's comment limit: the
@@ -115,7 +403,7 @@ func candidateTable(b *strings.Builder, s *gate.Scenario) {
 	for _, name := range []string{metrics.TTFT, metrics.ITL, metrics.RequestLatency} {
 		p50, p90, p99, unit, ok := meanPercentiles(s.Candidate, name)
 		if ok {
-			fmt.Fprintf(b, "| %s (%s) | %s | %s | %s |\n", EscapeMarkdown(name), EscapeMarkdown(unit), num(p50), num(p90), num(p99))
+			fmt.Fprintf(b, "| %s (%s) | %s | %s | %s |\n", EscapeMarkdown(metrics.ShortName(name)), EscapeMarkdown(unit), num(p50), num(p90), num(p99))
 		}
 	}
 	b.WriteString("\n")
@@ -152,8 +440,10 @@ func meanPercentiles(runs []*result.Run, name string) (p50, p90, p99 float64, un
 
 var chartSafe = regexp.MustCompile(`[^A-Za-z0-9 _.-]+`)
 
-// percentileChart is a mermaid bar chart of p50/p90/p99, baseline against
-// candidate, for TTFT (or request latency when not streaming).
+// percentileChart is a mermaid chart of p50/p90/p99 for TTFT (or request
+// latency when not streaming): bars for this PR, a line for the baseline,
+// on an axis from zero, so neither hides the other and a gap is drawn to
+// scale.
 func percentileChart(s *gate.Scenario) string {
 	name := metrics.TTFT
 	if _, _, _, _, ok := meanPercentiles(s.Candidate, name); !ok {
@@ -163,15 +453,129 @@ func percentileChart(s *gate.Scenario) string {
 	if !ok {
 		return ""
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "```mermaid\nxychart-beta\n  title \"%s: %s (%s)\"\n  x-axis [p50, p90, p99]\n  y-axis \"%s\"\n",
-		chartSafe.ReplaceAllString(s.Name, "_"), name, chartSafe.ReplaceAllString(unit, "_"), chartSafe.ReplaceAllString(unit, "_"))
-	if b50, b90, b99, _, ok := meanPercentiles(s.Baseline, name); ok {
-		fmt.Fprintf(&b, "  bar [%.2f, %.2f, %.2f]\n", b50, b90, b99)
+	top := c99
+	b50, b90, b99, _, hasBase := meanPercentiles(s.Baseline, name)
+	if hasBase {
+		top = max(top, b99)
 	}
-	fmt.Fprintf(&b, "  bar [%.2f, %.2f, %.2f]\n```\n", c50, c90, c99)
-	if len(s.Baseline) > 0 {
-		b.WriteString("\nFirst bar: baseline; second: candidate (means over runs).\n")
+	var b strings.Builder
+	fmt.Fprintf(&b, "```mermaid\nxychart-beta\n  title \"%s: %s (%s)\"\n  x-axis [p50, p90, p99]\n  y-axis \"%s\" 0 --> %s\n",
+		chartSafe.ReplaceAllString(s.Name, "_"), metrics.ShortName(name), chartSafe.ReplaceAllString(unit, "_"), chartSafe.ReplaceAllString(unit, "_"), axisTop(top))
+	fmt.Fprintf(&b, "  bar [%.2f, %.2f, %.2f]\n", c50, c90, c99)
+	if hasBase {
+		fmt.Fprintf(&b, "  line [%.2f, %.2f, %.2f]\n", b50, b90, b99)
+	}
+	b.WriteString("```\n")
+	if hasBase {
+		b.WriteString("\nBars: this PR; line: the baseline (means over runs).\n")
+	} else {
+		b.WriteString("\nBars: this PR (means over runs).\n")
 	}
 	return b.String()
+}
+
+// axisTop is a round top for an axis from zero: 10% over v, to two
+// significant figures.
+func axisTop(v float64) string {
+	if !(v > 0) {
+		return "1"
+	}
+	v *= 1.1
+	e := int(math.Floor(math.Log10(v))) - 1
+	k := math.Ceil(v / math.Pow10(e))
+	if e >= 0 {
+		return fmt.Sprintf("%.0f", k*math.Pow10(e))
+	}
+	return fmt.Sprintf("%.*f", -e, k*math.Pow10(e))
+}
+
+// trendLimit is how many of the default branch's newest jobs a trend shows.
+const trendLimit = 10
+
+// trendChart shows each gated statistic over the baseline's jobs (a job's
+// runs averaged: each refresh of the default branch is one), oldest first,
+// with this PR's mean beside them; nothing with fewer than two jobs.
+func trendChart(s *gate.Scenario) string {
+	if s.Compare == nil || s.Paired {
+		return ""
+	}
+	type job struct {
+		name string
+		runs []*result.Run
+	}
+	var jobs []job
+	for _, r := range s.Baseline {
+		if n := len(jobs); n > 0 && r.Job != "" && jobs[n-1].name == r.Job {
+			jobs[n-1].runs = append(jobs[n-1].runs, r)
+			continue
+		}
+		jobs = append(jobs, job{r.Job, []*result.Run{r}})
+	}
+	if len(jobs) < 2 {
+		return ""
+	}
+	if len(jobs) > trendLimit {
+		jobs = jobs[len(jobs)-trendLimit:]
+	}
+	var b strings.Builder
+	for j, r := range s.Compare.Results {
+		if r.Verdict == compare.NotGated || r.Metric == "error_rate" {
+			continue
+		}
+		mean := func(runs []*result.Run) (float64, bool) {
+			sum, n := 0.0, 0
+			for _, run := range runs {
+				if v, ok := statOf(run, r.Metric, r.Stat); ok {
+					sum += v
+					n++
+				}
+			}
+			return sum / float64(max(n, 1)), n > 0
+		}
+		cand, ok := mean(s.Candidate)
+		if !ok {
+			continue
+		}
+		var mains []string
+		var labels []string
+		top := cand
+		for k, jb := range jobs {
+			v, ok := mean(jb.runs)
+			if !ok {
+				mains = nil
+				break
+			}
+			top = max(top, v)
+			mains = append(mains, fmt.Sprintf("%.2f", v))
+			labels = append(labels, fmt.Sprintf("\"%d\"", k-len(jobs)))
+		}
+		if mains == nil {
+			continue
+		}
+		unit := chartSafe.ReplaceAllString(unitOf(s.Compare, j), "_")
+		zeros := strings.TrimSuffix(strings.Repeat("0, ", len(jobs)), ", ")
+		fmt.Fprintf(&b, "```mermaid\nxychart-beta\n  title \"%s: %s\"\n  x-axis [%s, \"PR\"]\n  y-axis \"%s\" 0 --> %s\n  bar [%s, 0]\n  bar [%s, %.2f]\n```\n\n",
+			chartSafe.ReplaceAllString(s.Name, "_"), chartSafe.ReplaceAllString(label(r, ""), "_"), strings.Join(labels, ", "), unit, axisTop(top),
+			strings.Join(mains, ", "), zeros, cand)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	b.WriteString("The baseline's jobs, oldest first (−1 is the newest refresh of the default branch; each bar a job's mean over its runs), then this PR.\n")
+	return b.String()
+}
+
+// statOf is one run's value of a statistic: a percentile of its
+// distribution, or its rate.
+func statOf(r *result.Run, metric, stat string) (float64, bool) {
+	m, ok := r.Metrics[metric]
+	switch {
+	case !ok:
+		return 0, false
+	case m.Dist != nil:
+		return m.Dist.Get(stat)
+	case m.Rate != nil:
+		return m.Rate.Value, true
+	}
+	return 0, false
 }
