@@ -25,6 +25,19 @@ func (d Direction) MarshalJSON() ([]byte, error) {
 	return []byte(`"higher_is_worse"`), nil
 }
 
+// UnmarshalJSON reads what MarshalJSON writes.
+func (d *Direction) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"lower_is_worse"`:
+		*d = LowerIsWorse
+	case `"higher_is_worse"`:
+		*d = HigherIsWorse
+	default:
+		return fmt.Errorf("direction %s: want \"higher_is_worse\" or \"lower_is_worse\"", b)
+	}
+	return nil
+}
+
 // Verdict is a three-way outcome.
 type Verdict string
 

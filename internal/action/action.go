@@ -111,6 +111,41 @@ func (e *Env) PRNumber() int {
 	return 0
 }
 
+// WorkflowRun is what a workflow_run event says of the run that set it
+// off: its head commit, branch and repository, and the pull requests
+// GitHub linked it to (none for a pull request from a fork).
+type WorkflowRun struct {
+	HeadSHA, HeadBranch string
+	HeadRepo            string // "owner/name"
+	PRs                 []RunPR
+}
+
+// RunPR is a pull request of a workflow_run event.
+type RunPR struct {
+	Number  int
+	HeadSHA string
+}
+
+// WorkflowRun reads the workflow_run event; false on any other event.
+func (e *Env) WorkflowRun() (WorkflowRun, bool) {
+	if e.Ctx.EventName != "workflow_run" {
+		return WorkflowRun{}, false
+	}
+	wr := WorkflowRun{HeadSHA: e.eventString("workflow_run", "head_sha"), HeadBranch: e.eventString("workflow_run", "head_branch"),
+		HeadRepo: e.eventString("workflow_run", "head_repository", "full_name")}
+	prs, _ := e.event("workflow_run", "pull_requests").([]any)
+	for _, p := range prs {
+		m, _ := p.(map[string]any)
+		n, _ := m["number"].(float64)
+		head, _ := m["head"].(map[string]any)
+		sha, _ := head["sha"].(string)
+		if n > 0 {
+			wr.PRs = append(wr.PRs, RunPR{Number: int(n), HeadSHA: sha})
+		}
+	}
+	return wr, true
+}
+
 // DefaultBranch is the repository's default branch, from the event.
 func (e *Env) DefaultBranch() string { return e.eventString("repository", "default_branch") }
 

@@ -279,11 +279,107 @@ func TestGateForkPRCannotComment(t *testing.T) {
 	if pr := strings.TrimSpace(read(t, filepath.Join(dir, "pr", "pr-number"))); pr != "9" {
 		t.Errorf("pr-number %q", pr)
 	}
-	// The second half of the split: a workflow_run job with a write token posts it.
+	// The second half of the split: a workflow_run job with a write token
+	// posts it, on the pull request the run was for, found from the run.
 	gh.ForbidWrites = false
-	env2 := newActionsEnv(t, t.TempDir(), gh, "workflow_run", map[string]any{}, map[string]string{"mode": "comment", "results-dir": filepath.Join(dir, "pr")})
+	gh.Pulls = []ghfake.Pull{{Number: 9, HeadRepo: "fork/r", HeadRef: "feature", HeadSHA: "head0000"}}
+	env2 := newActionsEnv(t, t.TempDir(), gh, "workflow_run", workflowRun("head0000"), map[string]string{"mode": "comment", "results-dir": filepath.Join(dir, "pr")})
 	if code, _, stderr := env2.gate(t); code != 0 || len(gh.Comments[9]) != 1 {
 		t.Fatalf("mode comment: exit %d, %d comments, %s", code, len(gh.Comments[9]), stderr)
+	}
+	if body := gh.Comments[9][0].Body; !strings.Contains(body, action.Marker) || !strings.Contains(body, "the fork flow") {
+		t.Errorf("comment:\n%s", body)
+	}
+}
+
+// workflowRun is a workflow_run event for a fork's run at head.
+func workflowRun(head string) map[string]any {
+	return map[string]any{"workflow_run": map[string]any{"head_sha": head, "head_branch": "feature",
+		"head_repository": map[string]any{"full_name": "fork/r"}, "pull_requests": []any{}},
+		"repository": map[string]any{"default_branch": "main"}}
+}
+
+// The fork flow's comment job against a forged artifact: the fork wrote
+// every file of it. A pr-number or head_sha for another pull request is
+// refused; report.md is never posted; markdown, HTML, mentions and links in
+// comparison.json's text reach the comment escaped, a bad field is refused
+// naming it, and a forged verdict is worked out again from the results.
+func TestGateCommentFromForgedArtifact(t *testing.T) {
+	dir := t.TempDir()
+	cfg := tinyConfig(t, dir, "2ms")
+	seedBaselines(t, dir, cfg)
+	gh := ghfake.New(t, "o", "r")
+	gh.ForbidWrites = true
+	env := newActionsEnv(t, dir, gh, "pull_request", prEvent(9), map[string]string{"config": cfg, "results-dir": filepath.Join(dir, "pr"), "mode": "run"})
+	if code, out, stderr := env.gate(t); code == ExitError {
+		t.Fatalf("mode run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	gh.ForbidWrites = false
+	gh.Pulls = []ghfake.Pull{{Number: 9, HeadRepo: "fork/r", HeadRef: "feature", HeadSHA: "head0000"}, {Number: 4, HeadRepo: "o/r", HeadRef: "other", HeadSHA: "other000"}}
+	results := filepath.Join(dir, "pr")
+	original := read(t, filepath.Join(results, "comparison.json"))
+	comment := func(mutate func(a map[string]any)) (int, string) {
+		var a map[string]any
+		if err := json.Unmarshal([]byte(original), &a); err != nil {
+			t.Fatal(err)
+		}
+		if mutate != nil {
+			mutate(a)
+		}
+		b, _ := json.Marshal(a)
+		os.WriteFile(filepath.Join(results, "comparison.json"), b, 0o644)
+		gh.Comments = map[int][]ghfake.Comment{}
+		e := newActionsEnv(t, t.TempDir(), gh, "workflow_run", workflowRun("head0000"), map[string]string{"mode": "comment", "results-dir": results})
+		code, _, stderr := e.gate(t)
+		return code, stderr
+	}
+	injected := "<img src=x onerror=alert(1)> **bold** [click](https://evil.example) @org/team www.evil.example <!-- -->"
+	os.WriteFile(filepath.Join(results, "report.md"), []byte(injected), 0o644)
+	scenario := func(a map[string]any) map[string]any { return a["scenarios"].([]any)[0].(map[string]any) }
+	code, stderr := comment(func(a map[string]any) {
+		a["verdict"] = "pass"
+		s := scenario(a)
+		s["baseline_source"] = injected
+		c := s["comparison"].(map[string]any)
+		r := c["results"].([]any)[0].(map[string]any)
+		r["warnings"] = []any{injected}
+		r["verdict"] = "fail" // forged the other way: the overall verdict must follow the results
+	})
+	if code != ExitRegression || len(gh.Comments[9]) != 1 {
+		t.Fatalf("forged text: exit %d, %d comments\n%s", code, len(gh.Comments[9]), stderr)
+	}
+	body := gh.Comments[9][0].Body
+	for _, raw := range []string{"<img", "**bold**", "](https", "https://evil", "@org", "www.evil", "<!-- -->"} {
+		if strings.Contains(body, raw) {
+			t.Errorf("the comment holds %q raw:\n%s", raw, body)
+		}
+	}
+	if !strings.Contains(body, "Performance regression") || !strings.Contains(body, "&lt;img") {
+		t.Errorf("the forged verdict or the escaped text is not in the comment:\n%s", body)
+	}
+	for _, c := range []struct {
+		name   string
+		mutate func(a map[string]any)
+		want   string
+	}{
+		{"another PR", func(a map[string]any) { a["pr"] = 4; os.Remove(filepath.Join(results, "pr-number")) }, "names pull request #4, but the run that made it was for #9"},
+		{"another commit", func(a map[string]any) { a["head_sha"] = "other000" }, "the artifact says it ran commit other000"},
+		{"a bad scenario name", func(a map[string]any) { scenario(a)["name"] = "../x" }, "scenarios[0].name: not a scenario name"},
+		{"an unknown metric", func(a map[string]any) {
+			scenario(a)["comparison"].(map[string]any)["results"].([]any)[0].(map[string]any)["metric"] = "<b>x</b>"
+		}, `metric "<b>x</b>": not a metric`},
+		{"an unknown field", func(a map[string]any) { a["script"] = "rm -rf /" }, `unknown field "script"`},
+		{"another schema", func(a map[string]any) { a["schema"] = "other/v9" }, `schema "other/v9"`},
+	} {
+		code, stderr := comment(c.mutate)
+		if code != ExitError || !strings.Contains(stderr, c.want) || len(gh.Comments[9])+len(gh.Comments[4]) != 0 {
+			t.Errorf("%s: exit %d, %d comments\n%s", c.name, code, len(gh.Comments[9])+len(gh.Comments[4]), stderr)
+		}
+	}
+	// A pr-number file for another pull request is refused too.
+	os.WriteFile(filepath.Join(results, "pr-number"), []byte("4\n"), 0o644)
+	if code, stderr := comment(nil); code != ExitError || !strings.Contains(stderr, "refused") || len(gh.Comments[4]) != 0 {
+		t.Errorf("pr-number 4: exit %d\n%s", code, stderr)
 	}
 }
 

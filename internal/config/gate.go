@@ -148,6 +148,16 @@ func ParseGate(b []byte, path string) (*Gate, error) {
 
 var scenarioName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
+// CheckScenarioName refuses a name that could not name a folder of the
+// results and of the baselines: one that climbs out of them or shares one
+// with another name.
+func CheckScenarioName(n string) error {
+	if !scenarioName.MatchString(n) || n == "." || n == ".." {
+		return fmt.Errorf("name %q: use letters, digits, '.', '_' and '-' only (it names a folder), not '.' or '..'", n)
+	}
+	return nil
+}
+
 // Validate reports every problem with g.
 func (g *Gate) Validate() error {
 	var errs []error
@@ -160,10 +170,8 @@ func (g *Gate) Validate() error {
 		n, _ := s["name"].(string)
 		if n == "" {
 			bad("scenarios[%d]: needs a name", i)
-		} else if !scenarioName.MatchString(n) || n == "." || n == ".." {
-			// A name is a folder of the results and of the baselines: it must
-			// not climb out of them, nor share one with another name.
-			bad("scenarios[%d]: name %q: use letters, digits, '.', '_' and '-' only (it names a folder), not '.' or '..'", i, n)
+		} else if err := CheckScenarioName(n); err != nil {
+			bad("scenarios[%d]: %v", i, err)
 		} else if names[n] {
 			bad("scenarios: %q appears twice", n)
 		}

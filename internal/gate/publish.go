@@ -13,9 +13,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/go-github/v66/github"
+
 	"github.com/aiperf-action/aiperf-action/compare"
 	"github.com/aiperf-action/aiperf-action/internal/action"
-	"github.com/aiperf-action/aiperf-action/internal/judge"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/run"
 )
@@ -32,12 +33,8 @@ func (g *gate) finish(ctx context.Context, rep *Report) (int, error) {
 	if err := result.WriteFileAtomic(reportPath, []byte(full)); err != nil {
 		return 0, err
 	}
-	var comps []*judge.Report
-	for _, s := range rep.Scenarios {
-		comps = append(comps, s.Compare)
-	}
-	cj, _ := json.MarshalIndent(map[string]any{"verdict": rep.Verdict, "scenarios": comps}, "", "  ")
-	if err := result.WriteFileAtomic(filepath.Join(out, "comparison.json"), append(cj, '\n')); err != nil {
+	cj, _ := json.MarshalIndent(NewArtifact(rep, g.env.PRNumber(), g.env.HeadSHA()), "", "  ")
+	if err := result.WriteFileAtomic(filepath.Join(out, ArtifactFile), append(cj, '\n')); err != nil {
 		return 0, err
 	}
 	if pr := g.env.PRNumber(); pr > 0 {
@@ -140,39 +137,102 @@ func (g *gate) hasComment(ctx context.Context) bool {
 	return err == nil && found != nil
 }
 
-// PostReport posts a report written by an earlier `mode: run` (downloaded
-// as an artifact into the results folder) from a workflow_run job: the
+// PostReport posts the comment for a `mode: run` of a pull request (its
+// results folder downloaded as an artifact) from a workflow_run job: the
 // comment mode, which needs no config and runs nothing.
+//
+// In the fork flow everything in the artifact came from a workflow the
+// fork controlled. So the comment is drawn afresh from the checked
+// comparison.json (ReadArtifact), never from its report.md; and the pull
+// request is the one the workflow run was for, found from the run's head
+// commit and repository, never from the artifact, whose pr-number and
+// head_sha must agree with it.
 func PostReport(ctx context.Context, env *action.Env, opt Options) (int, error) {
 	opt.defaults()
+	if opt.Render == nil {
+		return 0, errors.New("gate: no renderer (Options.Render)")
+	}
 	g := &gate{opt: opt, env: env}
 	out := opt.ResultsDir
-	body, err := os.ReadFile(filepath.Join(out, "report.md"))
+	art, rep, err := ReadArtifact(filepath.Join(out, ArtifactFile))
 	if err != nil {
 		return 0, fmt.Errorf("mode comment: %w (download the results artifact of the run first)", err)
-	}
-	nb, err := os.ReadFile(filepath.Join(out, "pr-number"))
-	if err != nil {
-		return 0, fmt.Errorf("mode comment: %w", err)
-	}
-	pr, err := strconv.Atoi(strings.TrimSpace(string(nb)))
-	if err != nil || pr <= 0 {
-		return 0, fmt.Errorf("mode comment: %s holds no PR number", filepath.Join(out, "pr-number"))
-	}
-	text := string(body)
-	if len(text) > action.MaxComment {
-		text = text[:action.MaxComment-200] + "\n\n_Truncated: see the job summary of the run._\n"
 	}
 	c, err := g.github()
 	if err != nil {
 		return 0, err
 	}
+	pr, err := g.findPR(ctx, c, art)
+	if err != nil {
+		return 0, fmt.Errorf("mode comment: %w", err)
+	}
+	rep.Notes = append(rep.Notes, "Posted from the results of a separate run of this pull request's workflow (the fork flow): the details and charts are in that run's job summary.")
 	owner, repo := env.Repo()
-	url, err := action.StickyComment(ctx, c, owner, repo, pr, text)
+	url, err := action.StickyComment(ctx, c, owner, repo, pr, opt.Render.Comment(rep, action.MaxComment))
 	if err != nil {
 		return 0, err
 	}
 	env.Output("comment-url", url)
-	g.logf("aiperf-action gate: comment %s", url)
+	env.Output("verdict", string(rep.Verdict))
+	g.logf("aiperf-action gate: verdict %s posted on #%d: %s", strings.ToUpper(string(rep.Verdict)), pr, url)
+	if rep.Verdict == Fail {
+		return run.ExitRegression, nil
+	}
 	return run.ExitOK, nil
+}
+
+// findPR is the pull request the workflow run that made the artifact was
+// for: one GitHub linked to the run, or (a fork's, which GitHub does not
+// link) the open one whose head is the run's branch, repository and
+// commit. The artifact's own pr-number and head_sha only have to agree.
+func (g *gate) findPR(ctx context.Context, c *github.Client, art *Artifact) (int, error) {
+	wr, ok := g.env.WorkflowRun()
+	if !ok {
+		return 0, errors.New("runs on a workflow_run event (see the README's fork flow): the pull request is found from the run that made the artifact, never taken from the artifact")
+	}
+	if wr.HeadSHA == "" {
+		return 0, errors.New("the workflow_run event names no head commit")
+	}
+	if art.HeadSHA != "" && art.HeadSHA != wr.HeadSHA {
+		return 0, fmt.Errorf("the artifact says it ran commit %.12s, but the workflow run was for %.12s: refused", art.HeadSHA, wr.HeadSHA)
+	}
+	var found []int
+	for _, p := range wr.PRs {
+		if p.HeadSHA == wr.HeadSHA {
+			found = append(found, p.Number)
+		}
+	}
+	if len(found) == 0 {
+		owner, repo := g.env.Repo()
+		headOwner, _, _ := strings.Cut(wr.HeadRepo, "/")
+		prs, _, err := c.PullRequests.List(ctx, owner, repo, &github.PullRequestListOptions{State: "open", Head: headOwner + ":" + wr.HeadBranch,
+			ListOptions: github.ListOptions{PerPage: 100}})
+		if err != nil {
+			return 0, fmt.Errorf("find the pull request of commit %.12s: %w", wr.HeadSHA, err)
+		}
+		for _, p := range prs {
+			if p.GetHead().GetSHA() == wr.HeadSHA && p.GetHead().GetRepo().GetFullName() == wr.HeadRepo {
+				found = append(found, p.GetNumber())
+			}
+		}
+	}
+	switch {
+	case len(found) == 0:
+		return 0, fmt.Errorf("no open pull request has head %s:%s at commit %.12s (closed, or pushed to since?)", wr.HeadRepo, wr.HeadBranch, wr.HeadSHA)
+	case len(found) > 1:
+		return 0, fmt.Errorf("%d open pull requests have head commit %.12s: not choosing one", len(found), wr.HeadSHA)
+	}
+	pr := found[0]
+	claimed := art.PR
+	if b, err := os.ReadFile(filepath.Join(g.opt.ResultsDir, "pr-number")); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err != nil || (claimed != 0 && n != claimed) {
+			return 0, errors.New("pr-number and comparison.json disagree: refused")
+		} else {
+			claimed = n
+		}
+	}
+	if claimed != 0 && claimed != pr {
+		return 0, fmt.Errorf("the artifact names pull request #%d, but the run that made it was for #%d: refused", claimed, pr)
+	}
+	return pr, nil
 }

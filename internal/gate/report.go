@@ -30,6 +30,25 @@ type Scenario struct {
 	loaded         bool     // the stored baselines were read
 	baselineNames  []string // their file names
 	lookNote       string   // how the adaptive looks ended
+	// The run counts, for a scenario rebuilt from comparison.json, which
+	// holds no runs.
+	baselineN, candidateN int
+}
+
+// BaselineCount is how many baseline runs the scenario was compared with.
+func (s *Scenario) BaselineCount() int {
+	if len(s.Baseline) > 0 {
+		return len(s.Baseline)
+	}
+	return s.baselineN
+}
+
+// CandidateCount is how many runs of the candidate it has.
+func (s *Scenario) CandidateCount() int {
+	if len(s.Candidate) > 0 {
+		return len(s.Candidate)
+	}
+	return s.candidateN
 }
 
 // Verdict is the scenario's verdict, or NoBaseline.
@@ -42,9 +61,14 @@ func (s *Scenario) Verdict() Verdict {
 
 // Meta is what was run where.
 type Meta struct {
-	Model, Server, Runner, Commit, Event, Store string
-	Seed                                        uint64
-	Repeats                                     int
+	Model   string `json:"model"`
+	Server  string `json:"server"`
+	Runner  string `json:"runner"`
+	Commit  string `json:"commit"`
+	Event   string `json:"event"`
+	Store   string `json:"store"`
+	Seed    uint64 `json:"seed"`
+	Repeats int    `json:"repeats"`
 }
 
 // Report is the whole gate's outcome.

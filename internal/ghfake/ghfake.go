@@ -55,6 +55,17 @@ type Server struct {
 	MoveBeforeUpdate int
 	// MergeBase is what the compare API reports.
 	MergeBase string
+	// Pulls are the open pull requests GET pulls lists (filtered by head).
+	Pulls []Pull
+	// CheckRuns are the check runs created (POST check-runs), as sent.
+	CheckRuns []map[string]any
+}
+
+// Pull is an open pull request: its number, and its head's repository
+// ("owner/name"), branch and commit.
+type Pull struct {
+	Number                     int
+	HeadRepo, HeadRef, HeadSHA string
 }
 
 type commit struct{ tree, parent string }
@@ -278,6 +289,27 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		io.WriteString(w, c)
+	case r.Method == "GET" && p == "pulls":
+		head := r.URL.Query().Get("head") // "owner:branch"
+		var out []map[string]any
+		for _, pr := range s.Pulls {
+			owner, _, _ := strings.Cut(pr.HeadRepo, "/")
+			if head != "" && head != owner+":"+pr.HeadRef {
+				continue
+			}
+			out = append(out, map[string]any{"number": pr.Number, "state": "open",
+				"head": map[string]any{"ref": pr.HeadRef, "sha": pr.HeadSHA, "repo": map[string]any{"full_name": pr.HeadRepo}}})
+		}
+		write(200, out)
+	case r.Method == "POST" && p == "check-runs":
+		if s.ForbidWrites {
+			write(403, map[string]string{"message": "Resource not accessible by integration"})
+			return
+		}
+		var in map[string]any
+		json.Unmarshal(body, &in)
+		s.CheckRuns = append(s.CheckRuns, in)
+		write(201, map[string]any{"id": len(s.CheckRuns), "html_url": fmt.Sprintf("%s/checks/%d", s.URL, len(s.CheckRuns))})
 	case r.Method == "GET" && strings.HasPrefix(p, "compare/"):
 		write(200, map[string]any{"merge_base_commit": map[string]string{"sha": s.MergeBase}})
 	case strings.HasPrefix(p, "issues/comments/") && r.Method == "PATCH":

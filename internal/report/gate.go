@@ -276,7 +276,7 @@ func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 			fmt.Fprintf(&b, "No baseline runs for this scenario and profile yet: these runs become the baseline when merged to the default branch.\n\n")
 			candidateTable(&b, s)
 		} else {
-			fmt.Fprintf(&b, "%d run(s) of this PR against %s (%d run(s)).\n\n", len(s.Candidate), EscapeMarkdown(s.BaselineSource), len(s.Baseline))
+			fmt.Fprintf(&b, "%d run(s) of this PR against %s (%d run(s)).\n\n", s.CandidateCount(), EscapeMarkdown(s.BaselineSource), s.BaselineCount())
 			b.WriteString("| metric | baseline | PR | change | 90% interval | tolerance | detects | verdict |\n|---|---:|---:|---:|---|---:|---:|---|\n")
 			provisional := ""
 			for j, r := range s.Compare.Results {
