@@ -8,19 +8,68 @@ package action
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/google/go-github/v66/github"
 	"github.com/sethvargo/go-githubactions"
 )
 
-// Marker identifies the gate's sticky comment among a PR's comments.
+// Marker identifies the gate's sticky comment among a PR's comments: the
+// one an earlier version wrote, without a key, and still the marker of a
+// gate outside Actions.
 const Marker = "<!-- aiperf-action:sticky-comment -->"
+
+// MarkerFor is the sticky comment's marker for a comment key: one comment
+// per key on a pull request, so the jobs of a matrix keep one each.
+func MarkerFor(key string) string {
+	if key == "" {
+		return Marker
+	}
+	return "<!-- aiperf-action:sticky-comment key=" + key + " -->"
+}
+
+var keyUnsafe = regexp.MustCompile(`[^A-Za-z0-9._/=,:-]+`)
+
+// CommentKey is the key of this job's comment: input (the comment-key
+// input, whose default in action.yml is the job's matrix values) after
+// the workflow and the job, made safe for an HTML comment. An input that
+// is empty, "null" (a job without a matrix) or an expression the runner
+// left unexpanded adds nothing.
+func (e *Env) CommentKey(input string) string {
+	parts := []string{e.Getenv("GITHUB_WORKFLOW"), e.Getenv("GITHUB_JOB")}
+	if in := strings.TrimSpace(input); in != "" && in != "null" && !strings.Contains(in, "${{") {
+		// The matrix as toJSON writes it ({"gpu": "a100", ...}): its
+		// values by name, in name order.
+		var m map[string]any
+		if json.Unmarshal([]byte(in), &m) == nil && len(m) > 0 {
+			names := make([]string, 0, len(m))
+			for k := range m {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			var kv []string
+			for _, k := range names {
+				v, _ := json.Marshal(m[k])
+				kv = append(kv, k+":"+strings.Trim(string(v), `"`))
+			}
+			in = strings.Join(kv, ",")
+		}
+		parts = append(parts, in)
+	}
+	key := strings.Trim(keyUnsafe.ReplaceAllString(strings.Join(parts, "/"), "_"), "/_")
+	if len(key) > 200 {
+		key = key[:200]
+	}
+	return key
+}
 
 // TokenInput is the action input holding the GitHub token.
 const TokenInput = "github-token"
@@ -196,33 +245,40 @@ func MergeBase(ctx context.Context, c *github.Client, owner, repo, base, head st
 // ErrForbidden means the token may not write (a fork's read-only token).
 var ErrForbidden = errors.New("the token may not write to this repository")
 
-// FindSticky returns the gate's comment on a PR, searching every page of
-// comments for the marker, or nil when there is none.
-func FindSticky(ctx context.Context, c *github.Client, owner, repo string, pr int) (*github.IssueComment, error) {
+// FindSticky returns the gate's comment with marker on a PR, searching
+// every page of comments, or nil when there is none. With legacy it takes
+// a comment of an earlier version (Marker, no key) when none has marker.
+func FindSticky(ctx context.Context, c *github.Client, owner, repo string, pr int, marker string, legacy bool) (*github.IssueComment, error) {
 	opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	var old *github.IssueComment
 	for {
 		cs, resp, err := c.Issues.ListComments(ctx, owner, repo, pr, opt)
 		if err != nil {
 			return nil, fmt.Errorf("list comments of #%d: %w", pr, err)
 		}
 		for _, cm := range cs {
-			if strings.Contains(cm.GetBody(), Marker) {
+			switch body := cm.GetBody(); {
+			case strings.Contains(body, marker):
 				return cm, nil
+			case legacy && old == nil && strings.Contains(body, Marker):
+				old = cm
 			}
 		}
 		if resp.NextPage == 0 {
-			return nil, nil
+			return old, nil
 		}
 		opt.Page = resp.NextPage
 	}
 }
 
-// StickyComment creates the gate's comment on a PR, or edits it in place.
-func StickyComment(ctx context.Context, c *github.Client, owner, repo string, pr int, body string) (string, error) {
-	if !strings.Contains(body, Marker) {
-		body = Marker + "\n" + body
+// StickyComment creates the gate's comment with marker on a PR, or edits
+// it in place (a keyed marker takes over an earlier version's unkeyed
+// comment).
+func StickyComment(ctx context.Context, c *github.Client, owner, repo string, pr int, body, marker string) (string, error) {
+	if !strings.Contains(body, marker) {
+		body = marker + "\n" + body
 	}
-	found, err := FindSticky(ctx, c, owner, repo, pr)
+	found, err := FindSticky(ctx, c, owner, repo, pr, marker, marker != Marker)
 	if err != nil {
 		return "", err
 	}

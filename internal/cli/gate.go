@@ -83,7 +83,11 @@ func Gate(ctx context.Context, args []string, opt GateOptions) (exit int) {
 	}
 	gopt := gate.FromInputs(input)
 	gopt.HTTPClient, gopt.Stdout, gopt.Stderr = opt.HTTPClient, opt.Stdout, opt.Stderr
-	gopt.Render = report.Gate{Marker: action.Marker}
+	if env.InActions() {
+		gopt.CommentKey = env.CommentKey(input("comment-key"))
+	}
+	gopt.Marker = action.MarkerFor(gopt.CommentKey)
+	gopt.Render = report.Gate{Marker: gopt.Marker}
 	if err := gopt.Check(env); err != nil {
 		return fail(err)
 	}

@@ -762,3 +762,51 @@ func TestGatePanicHidesToken(t *testing.T) {
 		t.Error("the token is in the panic's output")
 	}
 }
+
+// Two jobs of a matrix on one pull request keep a sticky comment each
+// (their comment keys are the workflow, the job and the matrix values),
+// each edited in place on a second run; an earlier version's unkeyed
+// comment is taken over, not left beside them.
+func TestGateMatrixKeepsACommentPerJob(t *testing.T) {
+	dir := t.TempDir()
+	cfg := tinyConfig(t, dir, "1ms")
+	gh := ghfake.New(t, "o", "r")
+	gh.Comments[5] = []ghfake.Comment{{ID: 1, Body: action.Marker + "\nan earlier version's comment"}}
+	job := func(matrix string) *actionsEnv {
+		e := newActionsEnv(t, t.TempDir(), gh, "pull_request", prEvent(5), map[string]string{"config": cfg, "results-dir": filepath.Join(t.TempDir(), "r"), "comment-key": matrix})
+		e.vars["GITHUB_WORKFLOW"], e.vars["GITHUB_JOB"] = "perf", "gate"
+		return e
+	}
+	a100, h100 := job(`{"gpu":"a100"}`), job(`{"gpu":"h100"}`)
+	for round := 1; round <= 2; round++ {
+		for _, e := range []*actionsEnv{a100, h100} {
+			if code, out, errs := e.gate(t); code == ExitError {
+				t.Fatalf("round %d: exit %d\n%s\n%s", round, code, out, errs)
+			}
+		}
+		if n := len(gh.Comments[5]); n != 2 {
+			t.Fatalf("round %d: %d comments, want 2 (one per job)", round, n)
+		}
+	}
+	bodies := gh.Comments[5][0].Body + gh.Comments[5][1].Body
+	for _, key := range []string{"key=perf/gate/gpu:a100", "key=perf/gate/gpu:h100"} {
+		if strings.Count(bodies, key) != 1 {
+			t.Errorf("marker %s: %d times", key, strings.Count(bodies, key))
+		}
+	}
+	if strings.Contains(bodies, "an earlier version's comment") {
+		t.Error("the earlier version's comment was left as it was")
+	}
+	var posts, patches int
+	for _, w := range gh.Writes() {
+		switch w.Method {
+		case "POST":
+			posts++
+		case "PATCH":
+			patches++
+		}
+	}
+	if posts != 1 || patches != 3 {
+		t.Errorf("%d comments created and %d edited, want 1 and 3", posts, patches)
+	}
+}

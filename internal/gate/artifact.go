@@ -40,12 +40,15 @@ const (
 
 // Artifact is comparison.json.
 type Artifact struct {
-	Schema    string             `json:"schema"`
-	Verdict   Verdict            `json:"verdict"`
-	PR        int                `json:"pr,omitempty"`       // the pull request the runs were for
-	HeadSHA   string             `json:"head_sha,omitempty"` // the commit they ran
-	Meta      Meta               `json:"meta"`
-	Scenarios []ArtifactScenario `json:"scenarios"`
+	Schema  string  `json:"schema"`
+	Verdict Verdict `json:"verdict"`
+	PR      int     `json:"pr,omitempty"`       // the pull request the runs were for
+	HeadSHA string  `json:"head_sha,omitempty"` // the commit they ran
+	// CommentKey is the run's comment key, so that the comment job, a job
+	// of another workflow, edits the comment of the job that ran.
+	CommentKey string             `json:"comment_key,omitempty"`
+	Meta       Meta               `json:"meta"`
+	Scenarios  []ArtifactScenario `json:"scenarios"`
 }
 
 // ArtifactScenario is one scenario's outcome in comparison.json.
@@ -60,8 +63,8 @@ type ArtifactScenario struct {
 }
 
 // NewArtifact is rep as comparison.json holds it.
-func NewArtifact(rep *Report, pr int, headSHA string) *Artifact {
-	a := &Artifact{Schema: ArtifactSchema, Verdict: rep.Verdict, PR: pr, HeadSHA: headSHA, Meta: rep.Meta}
+func NewArtifact(rep *Report, pr int, headSHA, commentKey string) *Artifact {
+	a := &Artifact{Schema: ArtifactSchema, Verdict: rep.Verdict, PR: pr, HeadSHA: headSHA, CommentKey: commentKey, Meta: rep.Meta}
 	for _, s := range rep.Scenarios {
 		a.Scenarios = append(a.Scenarios, ArtifactScenario{Name: s.Name, Verdict: s.Verdict(), BaselineSource: s.BaselineSource,
 			BaselineRuns: s.BaselineCount(), CandidateRuns: s.CandidateCount(), Paired: s.Paired, Comparison: s.Compare})
@@ -70,8 +73,9 @@ func NewArtifact(rep *Report, pr int, headSHA string) *Artifact {
 }
 
 var (
-	statName = regexp.MustCompile(`^(p[0-9]{1,4}|value|)$`)
-	shaLike  = regexp.MustCompile(`^[0-9A-Za-z]{0,64}$`)
+	statName   = regexp.MustCompile(`^(p[0-9]{1,4}|value|)$`)
+	shaLike    = regexp.MustCompile(`^[0-9A-Za-z]{0,64}$`)
+	commentKey = regexp.MustCompile(`^[A-Za-z0-9._/=,:-]{0,200}$`)
 )
 
 // ReadArtifact reads and checks a comparison.json, and rebuilds the
@@ -115,6 +119,9 @@ func (a *Artifact) report() (*Report, error) {
 	}
 	if !shaLike.MatchString(a.HeadSHA) {
 		bad("head_sha: not a commit")
+	}
+	if !commentKey.MatchString(a.CommentKey) {
+		bad("comment_key: not a comment key")
 	}
 	m := &a.Meta
 	for name, s := range map[string]*string{"model": &m.Model, "server": &m.Server, "runner": &m.Runner, "commit": &m.Commit, "event": &m.Event, "store": &m.Store} {

@@ -38,6 +38,7 @@ var Inputs = []Input{
 	{"cache-reset", "", "vllm | sglang | llama.cpp: clear the server's prefix cache before each measured run"},
 	{"mode", "gate", "gate | run | comment | refresh"},
 	{"comment", "always", "always | on-change | never"},
+	{"comment-key", "", "keeps one sticky comment per key on a PR, after the workflow and job (action.yml defaults it to the job's matrix values)"},
 	{"fail-on-inconclusive", "", "true: an inconclusive verdict fails the gate"},
 	{"results-dir", "aiperf-results", "where runs and the report are written"},
 	{"commit", "", "commit the runs are recorded at (default GITHUB_SHA)"},
@@ -55,6 +56,8 @@ type Options struct {
 	Stdout     io.Writer
 	Stderr     io.Writer
 	Render     Renderer
+	CommentKey string // the sticky comment's key (action.Env.CommentKey)
+	Marker     string // and its marker (action.MarkerFor)
 }
 
 // A Renderer draws what the gate shows; report.Gate is the one the

@@ -3,6 +3,7 @@ package gate
 import (
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -38,7 +39,9 @@ func TestActionInputsAreTheGates(t *testing.T) {
 		if decl.Default != nil {
 			def = *decl.Default
 		}
-		if def != in.Default {
+		// An expression (the comment key's matrix) is the runner's to
+		// expand; outside Actions the flag's default stands.
+		if def != in.Default && !strings.HasPrefix(def, "${{") {
 			t.Errorf("input %q: action.yml's default %q, the gate's %q", in.Name, def, in.Default)
 		}
 	}

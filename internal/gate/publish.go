@@ -33,7 +33,7 @@ func (g *gate) finish(ctx context.Context, rep *Report) (int, error) {
 	if err := result.WriteFileAtomic(reportPath, []byte(full)); err != nil {
 		return 0, err
 	}
-	cj, _ := json.MarshalIndent(NewArtifact(rep, g.env.PRNumber(), g.env.HeadSHA()), "", "  ")
+	cj, _ := json.MarshalIndent(NewArtifact(rep, g.env.PRNumber(), g.env.HeadSHA(), g.opt.CommentKey), "", "  ")
 	if err := result.WriteFileAtomic(filepath.Join(out, ArtifactFile), append(cj, '\n')); err != nil {
 		return 0, err
 	}
@@ -113,7 +113,7 @@ func (g *gate) postComment(ctx context.Context, rep *Report) (url, note string) 
 		return "", "No PR comment: no github-token."
 	}
 	owner, repo := g.env.Repo()
-	url, err = action.StickyComment(ctx, c, owner, repo, g.env.PRNumber(), g.opt.Render.Comment(rep, action.MaxComment))
+	url, err = action.StickyComment(ctx, c, owner, repo, g.env.PRNumber(), g.opt.Render.Comment(rep, action.MaxComment), g.marker())
 	if errors.Is(err, action.ErrForbidden) {
 		msg := "Could not comment on the pull request: the token is read-only (a pull request from a fork?). " +
 			"Run the gate with `mode: run` and upload the results folder as an artifact, then post it from a `workflow_run` workflow with `mode: comment` (see the README)."
@@ -127,13 +127,21 @@ func (g *gate) postComment(ctx context.Context, rep *Report) (url, note string) 
 	return url, ""
 }
 
+// marker is the sticky comment's marker.
+func (g *gate) marker() string {
+	if g.opt.Marker == "" {
+		return action.Marker
+	}
+	return g.opt.Marker
+}
+
 func (g *gate) hasComment(ctx context.Context) bool {
 	c, err := g.github()
 	if err != nil {
 		return false
 	}
 	owner, repo := g.env.Repo()
-	found, err := action.FindSticky(ctx, c, owner, repo, g.env.PRNumber())
+	found, err := action.FindSticky(ctx, c, owner, repo, g.env.PRNumber(), g.marker(), g.marker() != action.Marker)
 	return err == nil && found != nil
 }
 
@@ -166,9 +174,14 @@ func PostReport(ctx context.Context, env *action.Env, opt Options) (int, error) 
 	if err != nil {
 		return 0, fmt.Errorf("mode comment: %w", err)
 	}
+	g.opt.Marker = action.MarkerFor(art.CommentKey) // the run's job's comment
 	rep.Notes = append(rep.Notes, "Posted from the results of a separate run of this pull request's workflow (the fork flow): the details and charts are in that run's job summary.")
 	owner, repo := env.Repo()
-	url, err := action.StickyComment(ctx, c, owner, repo, pr, opt.Render.Comment(rep, action.MaxComment))
+	body := opt.Render.Comment(rep, action.MaxComment)
+	if opt.Marker != "" { // the renderer's, this comment job's own: the run's instead
+		body = strings.Replace(body, opt.Marker, g.marker(), 1)
+	}
+	url, err := action.StickyComment(ctx, c, owner, repo, pr, body, g.marker())
 	if err != nil {
 		return 0, err
 	}
