@@ -195,6 +195,19 @@ func (e *Env) WorkflowRun() (WorkflowRun, bool) {
 	return wr, true
 }
 
+// PRLabels are the pull request's labels, from the event.
+func (e *Env) PRLabels() []string {
+	ls, _ := e.event("pull_request", "labels").([]any)
+	var out []string
+	for _, l := range ls {
+		m, _ := l.(map[string]any)
+		if n, _ := m["name"].(string); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // DefaultBranch is the repository's default branch, from the event.
 func (e *Env) DefaultBranch() string { return e.eventString("repository", "default_branch") }
 

@@ -226,19 +226,24 @@ func TestGatePullRequest(t *testing.T) {
 	if countSticky() != 1 || len(gh.Comments[7]) != 151 {
 		t.Fatalf("after a second run: %d sticky comments among %d", countSticky(), len(gh.Comments[7]))
 	}
-	var posts, patches int
+	var posts, patches, checks int
 	for _, w := range gh.Writes() {
 		switch {
 		case w.Method == "POST" && strings.HasSuffix(w.Path, "/issues/7/comments"):
 			posts++
 		case w.Method == "PATCH" && strings.Contains(w.Path, "/issues/comments/"):
 			patches++
+		case w.Method == "POST" && strings.HasSuffix(w.Path, "/check-runs"):
+			checks++
 		default:
 			t.Errorf("a pull_request run wrote %s %s", w.Method, w.Path)
 		}
 	}
-	if posts != 1 || patches != 1 {
-		t.Errorf("%d comment creations and %d edits, want 1 and 1", posts, patches)
+	if posts != 1 || patches != 1 || checks != 2 {
+		t.Errorf("%d comment creations, %d edits and %d check runs, want 1, 1 and 2", posts, patches, checks)
+	}
+	if cr := gh.CheckRuns[0]; cr["head_sha"] != "head0000" || cr["status"] != "completed" || cr["conclusion"] == nil || !strings.HasPrefix(fmt.Sprint(cr["name"]), "aiperf-action") {
+		t.Errorf("check run %v", cr)
 	}
 	if after := listFiles(t, filepath.Join(dir, "baselines")); strings.Join(after, ",") != strings.Join(before, ",") {
 		t.Error("a pull_request run changed the baseline folder")
@@ -799,14 +804,58 @@ func TestGateMatrixKeepsACommentPerJob(t *testing.T) {
 	}
 	var posts, patches int
 	for _, w := range gh.Writes() {
-		switch w.Method {
-		case "POST":
+		switch {
+		case w.Method == "POST" && strings.HasSuffix(w.Path, "/comments"):
 			posts++
-		case "PATCH":
+		case w.Method == "PATCH":
 			patches++
 		}
 	}
 	if posts != 1 || patches != 3 {
 		t.Errorf("%d comments created and %d edited, want 1 and 3", posts, patches)
+	}
+}
+
+// A regression reported three ways on a pull request: as is (the step
+// fails, and so does its check run, with a failure annotation), on a PR
+// labelled perf-regression-accepted (reported as accepted, the step
+// passes, the check is neutral), and with advisory: true (reported, never
+// failed).
+func TestGateAcceptedAndAdvisoryRegressions(t *testing.T) {
+	skipVerdictUnderShort(t)
+	dir := t.TempDir()
+	seedBaselines(t, dir, tinyConfig(t, dir, "2ms"))
+	seedBaselines(t, dir, tinyConfig(t, dir, "2ms"))
+	slow := tinyConfig(t, dir, "25ms")
+	gh := ghfake.New(t, "o", "r")
+	for _, c := range []struct {
+		name, label, advisory string
+		code                  int
+		conclusion, level     string
+		want                  string
+	}{
+		{"plain", "", "false", ExitRegression, "failure", "failure", "Performance regression"},
+		{"accepted", "perf-regression-accepted", "false", ExitOK, "neutral", "warning", "Accepted regression"},
+		{"advisory", "", "true", ExitOK, "neutral", "warning", "**Advisory:**"},
+	} {
+		ev := prEvent(11)
+		if c.label != "" {
+			ev["pull_request"].(map[string]any)["labels"] = []any{map[string]any{"name": "docs"}, map[string]any{"name": c.label}}
+		}
+		gh.CheckRuns = nil
+		env := newActionsEnv(t, t.TempDir(), gh, "pull_request", ev, map[string]string{"config": slow, "results-dir": filepath.Join(dir, c.name), "advisory": c.advisory})
+		code, out, errs := env.gate(t)
+		body := gh.Comments[11][len(gh.Comments[11])-1].Body
+		if code != c.code || !strings.Contains(body, c.want) || !strings.Contains(out, "verdict FAIL") {
+			t.Fatalf("%s: exit %d\n%s\n%s\n%s", c.name, code, body, out, errs)
+		}
+		if len(gh.CheckRuns) != 1 {
+			t.Fatalf("%s: %d check runs", c.name, len(gh.CheckRuns))
+		}
+		cr := gh.CheckRuns[0]
+		anns, _ := cr["output"].(map[string]any)["annotations"].([]any)
+		if cr["conclusion"] != c.conclusion || len(anns) == 0 || anns[0].(map[string]any)["annotation_level"] != c.level {
+			t.Errorf("%s: check run %v", c.name, cr)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/aiperf-action/aiperf-action/internal/action"
@@ -40,6 +41,9 @@ var Inputs = []Input{
 	{"comment", "always", "always | on-change | never"},
 	{"comment-key", "", "keeps one sticky comment per key on a PR, after the workflow and job (action.yml defaults it to the job's matrix values)"},
 	{"fail-on-inconclusive", "", "true: an inconclusive verdict fails the gate"},
+	{"advisory", "false", "true: report and comment, but never fail the step on a regression"},
+	{"accept-label", "perf-regression-accepted", "a pull request with this label has its regressions accepted: reported, not failed"},
+	{"check-run", "true", "true: also report the verdict as a check run (needs checks: write)"},
 	{"results-dir", "aiperf-results", "where runs and the report are written"},
 	{"commit", "", "commit the runs are recorded at (default GITHUB_SHA)"},
 }
@@ -56,8 +60,13 @@ type Options struct {
 	Stdout     io.Writer
 	Stderr     io.Writer
 	Render     Renderer
-	CommentKey string // the sticky comment's key (action.Env.CommentKey)
+	Advisory    bool   // never fail on a regression
+	AcceptLabel string // a PR label that accepts its regressions
+	CheckRun    bool   // report a check run too
+	CommentKey  string // the sticky comment's key (action.Env.CommentKey)
 	Marker     string // and its marker (action.MarkerFor)
+
+	badBools []string // inputs that wanted true or false
 }
 
 // A Renderer draws what the gate shows; report.Gate is the one the
@@ -82,8 +91,25 @@ func (o *Options) defaults() {
 // FromInputs reads Options from input (a flag, else the action input, else
 // its default), before any config is read.
 func FromInputs(input func(string) string) Options {
-	return Options{Mode: input("mode"), Comment: input("comment"), ResultsDir: input("results-dir"),
-		Commit: input("commit"), ConfigPath: input("config")}
+	o := Options{Mode: input("mode"), Comment: input("comment"), ResultsDir: input("results-dir"),
+		Commit: input("commit"), ConfigPath: input("config"), AcceptLabel: input("accept-label")}
+	o.Advisory, o.badBools = boolInput(input, "advisory", o.badBools)
+	o.CheckRun, o.badBools = boolInput(input, "check-run", o.badBools)
+	return o
+}
+
+// boolInput reads a true/false input; a value that is neither is noted in
+// bad, for Check to refuse.
+func boolInput(input func(string) string, name string, bad []string) (bool, []string) {
+	v := strings.TrimSpace(input(name))
+	if v == "" {
+		return false, bad
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, append(bad, fmt.Sprintf("%s %q: want true or false", name, v))
+	}
+	return b, bad
 }
 
 // Check refuses a mode or comment setting the gate does not know, and a
@@ -94,10 +120,17 @@ func (o *Options) Check(env *action.Env) error {
 	default:
 		return fmt.Errorf("mode %q: want gate, run, comment or refresh", o.Mode)
 	}
+	// A boolean, as people write one: true is always, false never.
+	if b, err := strconv.ParseBool(o.Comment); err == nil {
+		o.Comment = map[bool]string{true: "always", false: "never"}[b]
+	}
 	switch o.Comment {
 	case "always", "on-change", "never":
 	default:
-		return fmt.Errorf("comment %q: want always, on-change or never", o.Comment)
+		return fmt.Errorf("comment %q: want always, on-change or never (or true or false)", o.Comment)
+	}
+	if len(o.badBools) > 0 {
+		return errors.New(strings.Join(o.badBools, "; "))
 	}
 	if env.InActions() && env.IsPR() && o.Mode == "refresh" {
 		return errors.New("mode refresh runs only on a push to the default branch, never on a pull_request")

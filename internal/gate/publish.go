@@ -4,12 +4,15 @@ package gate
 // and the PR comment.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,17 +43,31 @@ func (g *gate) finish(ctx context.Context, rep *Report) (int, error) {
 	if pr := g.env.PRNumber(); pr > 0 {
 		result.WriteFileAtomic(filepath.Join(out, "pr-number"), []byte(strconv.Itoa(pr)+"\n"))
 	}
+	rep.Advisory = g.opt.Advisory
+	if rep.Verdict == Fail && g.env.IsPR() && g.opt.AcceptLabel != "" && slices.Contains(g.env.PRLabels(), g.opt.AcceptLabel) {
+		rep.Accepted = "the pull request has the label " + g.opt.AcceptLabel
+	}
 	for _, msg := range regressions(rep) {
-		if g.env.InActions() {
-			g.env.Error(msg)
-		} else {
+		switch {
+		case !g.env.InActions():
 			fmt.Fprintln(g.opt.Stderr, "regression: "+msg)
+		case rep.Blocks(g.cfg.Thresholds.FailOnInconclusive):
+			g.env.Error(msg)
+		default:
+			g.env.Warning(msg)
 		}
 	}
+	full = g.opt.Render.Markdown(rep, true)
+	result.WriteFileAtomic(reportPath, []byte(full))
 	commentURL := ""
 	if g.opt.Mode == "gate" {
 		url, note := g.postComment(ctx, rep)
 		commentURL = url
+		if g.env.IsPR() {
+			if n := g.checkRun(ctx, rep, g.env.HeadSHA(), g.cfg.Thresholds.FailOnInconclusive); n != "" {
+				note = strings.TrimSpace(note + " " + n)
+			}
+		}
 		if note != "" {
 			rep.Notes = append(rep.Notes, note)
 			full = g.opt.Render.Markdown(rep, true)
@@ -68,13 +85,71 @@ func (g *gate) finish(ctx context.Context, rep *Report) (int, error) {
 		fmt.Fprint(g.opt.Stdout, g.opt.Render.Comment(rep, action.MaxComment))
 	}
 	g.logf("aiperf-action gate: verdict %s; report %s", strings.ToUpper(string(rep.Verdict)), reportPath)
-	switch {
-	case rep.Verdict == Fail:
-		return run.ExitRegression, nil
-	case rep.Verdict == Inconclusive && g.cfg.Thresholds.FailOnInconclusive:
+	if rep.Blocks(g.cfg.Thresholds.FailOnInconclusive) {
 		return run.ExitRegression, nil
 	}
 	return run.ExitOK, nil
+}
+
+// maxAnnotations is the most annotations one check-run request may carry.
+const maxAnnotations = 50
+
+// checkRun reports the verdict as a completed check run on sha, with an
+// annotation per failing or inconclusive statistic (on the config file,
+// where their thresholds are). A token that may not write checks leaves a
+// note, never a failure.
+func (g *gate) checkRun(ctx context.Context, rep *Report, sha string, failOnInconclusive bool) (note string) {
+	if !g.opt.CheckRun || g.env.Token == "" || sha == "" {
+		return ""
+	}
+	c, err := g.github()
+	if err != nil {
+		return ""
+	}
+	path := cmp.Or(g.opt.ConfigPath, ".github/aiperf.yml")
+	var anns []*github.CheckRunAnnotation
+	for _, s := range rep.Scenarios {
+		if s.Compare == nil {
+			continue
+		}
+		for _, r := range s.Compare.Results {
+			level := map[compare.Verdict]string{compare.Fail: "failure", compare.Inconclusive: "warning"}[r.Verdict]
+			if level == "" || len(anns) == maxAnnotations {
+				continue
+			}
+			if level == "failure" && !rep.Blocks(failOnInconclusive) {
+				level = "warning"
+			}
+			anns = append(anns, &github.CheckRunAnnotation{Path: github.String(path), StartLine: github.Int(1), EndLine: github.Int(1),
+				AnnotationLevel: github.String(level), Title: github.String(s.Name + ": " + r.Name()),
+				Message: github.String(fmt.Sprintf("%s %+.1f%% (90%% interval %+.1f%% to %+.1f%%, tolerance %.3g%%): %s",
+					r.Name(), 100*r.Change, 100*r.Lo, 100*r.Hi, 100*r.Tolerance, strings.ToUpper(string(r.Verdict))))})
+		}
+	}
+	name := "aiperf-action"
+	if g.opt.CommentKey != "" {
+		name += " (" + g.opt.CommentKey + ")"
+	}
+	summary := g.opt.Render.Comment(rep, 65000)
+	title := strings.ToUpper(string(rep.Verdict))
+	switch {
+	case rep.Accepted != "":
+		title += " (accepted: " + rep.Accepted + ")"
+	case rep.Advisory:
+		title += " (advisory)"
+	}
+	owner, repo := g.env.Repo()
+	_, resp, err := c.Checks.CreateCheckRun(ctx, owner, repo, github.CreateCheckRunOptions{Name: name, HeadSHA: sha,
+		Status: github.String("completed"), Conclusion: github.String(rep.Conclusion(failOnInconclusive)),
+		Output: &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary), Annotations: anns}})
+	if err != nil {
+		if resp != nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound) {
+			return "No check run: the token may not write checks (add `checks: write` to the workflow's permissions, or `check-run: false`)."
+		}
+		g.env.Warning(fmt.Sprintf("aiperf-action: check run: %v", err))
+		return "Could not create the check run: " + err.Error()
+	}
+	return ""
 }
 
 // regressions is one sentence per failed statistic, for the annotations.
@@ -175,6 +250,18 @@ func PostReport(ctx context.Context, env *action.Env, opt Options) (int, error) 
 		return 0, fmt.Errorf("mode comment: %w", err)
 	}
 	g.opt.Marker = action.MarkerFor(art.CommentKey) // the run's job's comment
+	g.opt.CommentKey = art.CommentKey
+	rep.Advisory = opt.Advisory
+	if rep.Verdict == Fail && opt.AcceptLabel != "" {
+		owner, repo := env.Repo()
+		if labels, _, err := c.Issues.ListLabelsByIssue(ctx, owner, repo, pr, &github.ListOptions{PerPage: 100}); err == nil {
+			for _, l := range labels {
+				if l.GetName() == opt.AcceptLabel {
+					rep.Accepted = "the pull request has the label " + opt.AcceptLabel
+				}
+			}
+		}
+	}
 	rep.Notes = append(rep.Notes, "Posted from the results of a separate run of this pull request's workflow (the fork flow): the details and charts are in that run's job summary.")
 	owner, repo := env.Repo()
 	body := opt.Render.Comment(rep, action.MaxComment)
@@ -188,7 +275,11 @@ func PostReport(ctx context.Context, env *action.Env, opt Options) (int, error) 
 	env.Output("comment-url", url)
 	env.Output("verdict", string(rep.Verdict))
 	g.logf("aiperf-action gate: verdict %s posted on #%d: %s", strings.ToUpper(string(rep.Verdict)), pr, url)
-	if rep.Verdict == Fail {
+	wr, _ := env.WorkflowRun()
+	if note := g.checkRun(ctx, rep, wr.HeadSHA, false); note != "" {
+		env.Warning(note)
+	}
+	if rep.Blocks(false) {
 		return run.ExitRegression, nil
 	}
 	return run.ExitOK, nil

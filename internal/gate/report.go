@@ -77,6 +77,31 @@ type Report struct {
 	Scenarios []Scenario
 	Meta      Meta
 	Notes     []string // gate-level notes (e.g. a comment that could not be posted)
+	// Advisory: the gate reports but never fails on a regression.
+	Advisory bool
+	// Accepted says why a failing verdict is accepted (the pull request's
+	// label): reported, not failed.
+	Accepted string
+}
+
+// Blocks reports whether the verdict fails the step: a regression neither
+// accepted nor advisory, or an inconclusive verdict when failOnInconclusive.
+func (r *Report) Blocks(failOnInconclusive bool) bool {
+	if r.Advisory || r.Accepted != "" {
+		return false
+	}
+	return r.Verdict == Fail || (r.Verdict == Inconclusive && failOnInconclusive)
+}
+
+// Conclusion is the check run's conclusion for the verdict.
+func (r *Report) Conclusion(failOnInconclusive bool) string {
+	switch {
+	case r.Blocks(failOnInconclusive):
+		return "failure"
+	case r.Verdict == Fail || r.Verdict == Inconclusive:
+		return "neutral"
+	}
+	return "success"
 }
 
 // Fold folds scenario verdicts: any fail fails; then inconclusive; then

@@ -48,8 +48,10 @@ func (g *gate) bringUpServer(ctx context.Context, running string, s config.Serve
 			return "", nil, "", fmt.Errorf("start the simulator: %w", err)
 		}
 		cfg := sim.DefaultConfig
-		cfg.TTFT, cfg.ITL = s.TTFT, s.ITL
-		desc := fmt.Sprintf("built-in simulator (exact mode, TTFT %s, ITL %s)", s.TTFT, s.ITL)
+		// Unset (server: simulator, or {simulator: true}): serve's defaults,
+		// not a server that answers in no time.
+		cfg.TTFT, cfg.ITL = cmp.Or(s.TTFT, cfg.TTFT), cmp.Or(s.ITL, cfg.ITL)
+		desc := fmt.Sprintf("built-in simulator (exact mode, TTFT %s, ITL %s)", cfg.TTFT, cfg.ITL)
 		if s.Mode == "engine" {
 			preset := cmp.Or(s.Preset, engine.DefaultPreset)
 			if cfg, err = sim.EngineConfig(preset); err != nil {

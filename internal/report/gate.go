@@ -182,7 +182,11 @@ func title(rep *gate.Report, rows []row) string {
 		}
 		if worst != nil {
 			w, _, _ := worse(worst.r)
-			return fmt.Sprintf("❌ Performance regression: %s %s worse in `%s`", EscapeMarkdown(label(worst.r, "")), pctAbs(w), EscapeMarkdown(worst.scenario))
+			lead := "❌ Performance regression"
+			if rep.Accepted != "" {
+				lead = "☑️ Accepted regression"
+			}
+			return fmt.Sprintf("%s: %s %s worse in `%s`", lead, EscapeMarkdown(label(worst.r, "")), pctAbs(w), EscapeMarkdown(worst.scenario))
 		}
 	case gate.Inconclusive:
 		n := 0
@@ -262,6 +266,12 @@ func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 	}
 	rows := gatedRows(rep)
 	fmt.Fprintf(&b, "## %s\n\n", title(rep, rows))
+	switch {
+	case rep.Accepted != "" && rep.Verdict == gate.Fail:
+		fmt.Fprintf(&b, "**Accepted:** %s, so the regression is reported, not failed. Once merged, the default branch's next refresh stores these runs, and later pull requests are compared with the runs since the step.\n\n", EscapeMarkdown(rep.Accepted))
+	case rep.Advisory && (rep.Verdict == gate.Fail || rep.Verdict == gate.Inconclusive):
+		b.WriteString("**Advisory:** this gate reports and never fails the job (`advisory: true`).\n\n")
+	}
 	for _, l := range answer(rows) {
 		fmt.Fprintf(&b, "- %s\n", l)
 	}
