@@ -51,20 +51,20 @@ var Inputs = []Input{
 // Options are one gate invocation's settings that are not in the config,
 // and the outside world.
 type Options struct {
-	Mode       string // gate | run | comment | refresh
-	Comment    string // always | on-change | never
-	ResultsDir string
-	Commit     string       // the commit runs are recorded at; default GITHUB_SHA, else "local"
-	ConfigPath string       // named in errors
-	HTTPClient *http.Client // for the GitHub API (nil: default)
-	Stdout     io.Writer
-	Stderr     io.Writer
-	Render     Renderer
+	Mode        string // gate | run | comment | refresh
+	Comment     string // always | on-change | never
+	ResultsDir  string
+	Commit      string       // the commit runs are recorded at; default GITHUB_SHA, else "local"
+	ConfigPath  string       // named in errors
+	HTTPClient  *http.Client // for the GitHub API (nil: default)
+	Stdout      io.Writer
+	Stderr      io.Writer
+	Render      Renderer
 	Advisory    bool   // never fail on a regression
 	AcceptLabel string // a PR label that accepts its regressions
 	CheckRun    bool   // report a check run too
 	CommentKey  string // the sticky comment's key (action.Env.CommentKey)
-	Marker     string // and its marker (action.MarkerFor)
+	Marker      string // and its marker (action.MarkerFor)
 
 	badBools []string // inputs that wanted true or false
 }
