@@ -7,6 +7,7 @@
 package action
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,7 +94,8 @@ func New(getenv func(string) string, w io.Writer) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the GitHub Actions context: %w", err)
 	}
-	e := &Env{a: a, Ctx: ctx, Token: a.GetInput(TokenInput)}
+	// The input; in a plain run step (the released binary), GITHUB_TOKEN.
+	e := &Env{a: a, Ctx: ctx, Token: cmp.Or(a.GetInput(TokenInput), strings.TrimSpace(getenv("GITHUB_TOKEN")))}
 	if e.Token != "" {
 		a.AddMask(e.Token)
 	}

@@ -21,7 +21,7 @@ import (
 )
 
 // Version is the tool version written into every run.
-const Version = run.Version
+var Version = run.Version
 
 // Exit codes.
 const (

@@ -859,3 +859,41 @@ func TestGateAcceptedAndAdvisoryRegressions(t *testing.T) {
 		}
 	}
 }
+
+// A server at url (a service container loading its weights) is waited
+// for: /health answering 503 for its first half second delays the gate,
+// which then profiles it; one that never answers stops the gate at
+// server-ready-timeout, before any load, naming what it polled.
+func TestGateWaitsForAURLServer(t *testing.T) {
+	s := sim.New(sim.DefaultConfig)
+	var up time.Time
+	var polls atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		if polls.Add(1) == 1 {
+			up = time.Now().Add(500 * time.Millisecond)
+		}
+		if time.Now().Before(up) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	mux.Handle("/", s)
+	url := serveHandler(t, mux)
+	dir := t.TempDir()
+	cfg := tinyConfig(t, dir, "1ms")
+	run := func(name string, args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		code := Gate(context.Background(), append([]string{"--config", cfg, "--results-dir", filepath.Join(dir, name), "--mode", "run"}, args...),
+			GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+		return code, out.String() + errb.String()
+	}
+	if code, out := run("late", "--url", url); code == ExitError || polls.Load() < 2 || len(s.Truths()) == 0 {
+		t.Fatalf("exit %d, %d polls, %d requests\n%s", code, polls.Load(), len(s.Truths()), out)
+	}
+	dead := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
+	start := time.Now()
+	code, out := run("dead", "--url", dead, "--server-ready-timeout", "1s")
+	if code != ExitError || !strings.Contains(out, "server-ready-timeout") || !strings.Contains(out, dead+"/v1/models") || time.Since(start) > 20*time.Second {
+		t.Fatalf("a server that never answers: exit %d after %s\n%s", code, time.Since(start), out)
+	}
+}

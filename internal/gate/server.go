@@ -41,6 +41,17 @@ func (g *gate) bringUpBaseline(ctx context.Context) (string, func(), string, err
 func (g *gate) bringUpServer(ctx context.Context, running string, s config.Server, name string) (string, func(), string, error) {
 	switch {
 	case running != "":
+		// A server something else started (a service container may still
+		// be loading its weights): waited for like one the gate starts.
+		urls := []string{s.ReadyURL}
+		if s.ReadyURL == "" {
+			base := strings.TrimSuffix(running, "/")
+			urls = []string{base + "/health", base + "/v1/models"}
+		}
+		g.logf("aiperf-action gate: %s: waiting for %s to answer (up to %s)", name, strings.Join(urls, " or "), s.ReadyTimeout)
+		if _, err := server.WaitReady(ctx, urls, s.ReadyTimeout); err != nil {
+			return "", nil, "", fmt.Errorf("%s %s: %w", name, running, err)
+		}
 		return running, func() {}, running, nil
 	case s.Simulator:
 		ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -6,8 +6,9 @@ import (
 )
 
 // Version is the tool version written into every run and checked against
-// every worker's.
-const Version = "0.1.0-dev"
+// every worker's. A release build sets it (-ldflags -X, see
+// .github/workflows/release.yml).
+var Version = "0.1.0-dev"
 
 // Exit codes, the same for every command.
 const (

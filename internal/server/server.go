@@ -76,30 +76,74 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 }
 
 func (s *Server) waitReady(ctx context.Context, cfg Config) error {
-	deadline := time.Now().Add(cfg.Timeout)
+	_, err := poll(ctx, []string{cfg.ReadyURL}, cfg.Timeout, s.exited)
+	switch {
+	case errors.Is(err, errGone):
+		return fmt.Errorf("server exited before it was ready (%v); last log lines:\n%s", exitText(s.err), s.tail.String())
+	case errors.Is(err, errNotReady):
+		return fmt.Errorf("server not ready at %s after %s (server-ready-timeout); last log lines:\n%s", cfg.ReadyURL, cfg.Timeout, s.tail.String())
+	}
+	return err
+}
+
+// WaitReady waits for a server that something else started (a URL, a
+// service container still loading its weights): it polls urls in turn
+// until one answers 2xx, and returns it, or fails after timeout.
+func WaitReady(ctx context.Context, urls []string, timeout time.Duration) (string, error) {
+	u, err := poll(ctx, urls, timeout, nil)
+	if errors.Is(err, errNotReady) {
+		return "", fmt.Errorf("server not ready after %s (server-ready-timeout): none of %s answered 2xx", timeout, strings.Join(urls, ", "))
+	}
+	return u, err
+}
+
+var (
+	errGone     = errors.New("the server exited")
+	errNotReady = errors.New("not ready")
+)
+
+// poll asks urls, backing off to every 2 s, until one answers 2xx (it
+// returns that one), gone closes, ctx ends or timeout passes. The first
+// that answers anything but 404 decides: a 503 from /health while the
+// weights load is waited out even where /v1/models already answers; a URL
+// that answers 404 (no such endpoint) is passed over from then on.
+func poll(ctx context.Context, urls []string, timeout time.Duration, gone <-chan struct{}) (string, error) {
+	deadline := time.Now().Add(timeout)
 	client := &http.Client{Timeout: 2 * time.Second}
 	wait := 100 * time.Millisecond
+	absent := map[string]bool{}
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.ReadyURL, nil)
-		if err != nil {
-			return fmt.Errorf("server-ready-url %q: %w", cfg.ReadyURL, err)
-		}
-		if resp, err := client.Do(req); err == nil {
+		for _, u := range urls {
+			if absent[u] && len(absent) < len(urls) {
+				continue
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+			if err != nil {
+				return "", fmt.Errorf("server-ready-url %q: %w", u, err)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				break // not listening yet
+			}
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 			resp.Body.Close()
 			if resp.StatusCode/100 == 2 {
-				return nil
+				return u, nil
 			}
+			if resp.StatusCode != http.StatusNotFound {
+				break
+			}
+			absent[u] = true
 		}
 		select {
-		case <-s.exited:
-			return fmt.Errorf("server exited before it was ready (%v); last log lines:\n%s", exitText(s.err), s.tail.String())
+		case <-gone:
+			return "", errGone
 		case <-ctx.Done():
-			return fmt.Errorf("interrupted while waiting for the server: %w", ctx.Err())
+			return "", fmt.Errorf("interrupted while waiting for the server: %w", ctx.Err())
 		case <-time.After(wait):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("server not ready at %s after %s (server-ready-timeout); last log lines:\n%s", cfg.ReadyURL, cfg.Timeout, s.tail.String())
+			return "", errNotReady
 		}
 		wait = min(wait*2, 2*time.Second)
 	}
