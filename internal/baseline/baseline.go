@@ -39,6 +39,9 @@ type Store interface {
 	List(ctx context.Context, scenario, hash string) ([]Entry, error)
 	// Append adds runs recorded at commit and keeps the newest keep.
 	Append(ctx context.Context, scenario, hash, commit string, runs [][]byte, keep int) error
+	// Profiles lists the profiles (hash16 folders) that have runs of a
+	// scenario, so that a changed profile can be told from a new scenario.
+	Profiles(ctx context.Context, scenario string) ([]string, error)
 	// String names the store for reports.
 	String() string
 }

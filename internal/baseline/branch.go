@@ -82,6 +82,30 @@ func (b *Branch) List(ctx context.Context, scenario, hash string) ([]Entry, erro
 	return b.list(ctx, tree, Dir(b.Root, scenario, hash))
 }
 
+// Profiles lists the scenario's profile folders on the branch head.
+func (b *Branch) Profiles(ctx context.Context, scenario string) ([]string, error) {
+	_, tree, err := b.head(ctx)
+	if err != nil || tree == "" {
+		return nil, err
+	}
+	t, _, err := b.Client.Git.GetTree(ctx, b.Owner, b.Repo, tree, true)
+	if err != nil {
+		return nil, fmt.Errorf("read tree of %s: %w", b.Name, err)
+	}
+	dir := path.Dir(Dir(b.Root, scenario, "x"))
+	seen := map[string]bool{}
+	var out []string
+	for _, te := range t.Entries {
+		if te.GetType() == "blob" && path.Dir(path.Dir(te.GetPath())) == dir {
+			if h := path.Base(path.Dir(te.GetPath())); !seen[h] {
+				seen[h] = true
+				out = append(out, h)
+			}
+		}
+	}
+	return out, nil
+}
+
 // Append commits the runs onto the branch head it read, deleting the oldest
 // beyond keep. When the head moved meanwhile (the update is not a fast
 // forward), it reads again and retries; it never forces.

@@ -46,6 +46,25 @@ func (f *Folder) List(ctx context.Context, scenario, hash string) ([]Entry, erro
 	return out, nil
 }
 
+// Profiles lists the scenario's profile folders.
+func (f *Folder) Profiles(ctx context.Context, scenario string) ([]string, error) {
+	dir := filepath.Dir(filepath.FromSlash(Dir(f.Root, scenario, "x")))
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("baseline folder: %w", err)
+	}
+	var out []string
+	for _, de := range ents {
+		if de.IsDir() {
+			out = append(out, de.Name())
+		}
+	}
+	return out, nil
+}
+
 // Append writes each run atomically, then removes the oldest beyond keep.
 func (f *Folder) Append(ctx context.Context, scenario, hash, commit string, runs [][]byte, keep int) error {
 	now := time.Now

@@ -518,7 +518,7 @@ func TestGateWithShippedBaselines(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 	rep := read(t, filepath.Join(dir, "report.md"))
-	if !strings.Contains(rep, "with the newest baseline runs in folder ../../baselines (3 run(s))") || strings.Contains(rep, "no baseline yet") {
+	if !strings.Contains(rep, "against the newest baseline runs in folder ../../baselines (3 run(s))") || strings.Contains(rep, "no baseline yet") {
 		t.Fatalf("report:\n%s", rep)
 	}
 	if !strings.Contains(out.String(), "the PR comment it would post") {
@@ -895,5 +895,34 @@ func TestGateWaitsForAURLServer(t *testing.T) {
 	code, out := run("dead", "--url", dead, "--server-ready-timeout", "1s")
 	if code != ExitError || !strings.Contains(out, "server-ready-timeout") || !strings.Contains(out, dead+"/v1/models") || time.Since(start) > 20*time.Second {
 		t.Fatalf("a server that never answers: exit %d after %s\n%s", code, time.Since(start), out)
+	}
+}
+
+// On CI a folder store that a refresh would write into the runner's
+// checkout is refused before anything runs (the next pull request would
+// read no baseline and pass), unless the config says a later step commits
+// it; a pull request that changed a scenario's profile is told so loudly,
+// not passed quietly as no-baseline.
+func TestGateFolderStoreOnCIAndAChangedProfile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := tinyConfig(t, dir, "1ms")
+	gh := ghfake.New(t, "o", "r")
+	push := map[string]any{"repository": map[string]any{"default_branch": "main"}}
+	env := newActionsEnv(t, dir, gh, "push", push, map[string]string{"config": cfg, "results-dir": filepath.Join(dir, "push")})
+	code, out, errs := env.gate(t)
+	if code != ExitError || !strings.Contains(errs, "baseline store folder") || !strings.Contains(errs, "committed: true") || strings.Contains(out, "run 1 of") {
+		t.Fatalf("a folder refresh on CI: exit %d\n%s\n%s", code, out, errs)
+	}
+	os.WriteFile(cfg, []byte(strings.Replace(read(t, cfg), "  store: folder\n", "  store: folder\n  committed: true\n", 1)), 0o644)
+	if code, out, errs := env.gate(t); code != ExitOK || !strings.Contains(read(t, env.output), "no-baseline") {
+		t.Fatalf("committed: true: exit %d\n%s\n%s", code, out, errs)
+	}
+	// The pull request sends 40 requests where main sent 48.
+	os.WriteFile(cfg, []byte(strings.Replace(read(t, cfg), "request-count: 48", "request-count: 40", 1)), 0o644)
+	pr := newActionsEnv(t, t.TempDir(), gh, "pull_request", prEvent(12), map[string]string{"config": cfg, "results-dir": filepath.Join(dir, "pr")})
+	code, out, errs = pr.gate(t)
+	body := gh.Comments[12][0].Body
+	if code != ExitOK || !strings.Contains(out, "::warning::the load profile of tiny changed") || !strings.Contains(body, "Not compared: the load profile of `tiny` changed") {
+		t.Fatalf("a changed profile: exit %d\n%s\n%s\n%s", code, body, out, errs)
 	}
 }

@@ -459,6 +459,12 @@ func TestInterruptWritesPartialResults(t *testing.T) {
 		for i := 0; i < 500 && len(srv.Truths()) < 8; i++ {
 			time.Sleep(10 * time.Millisecond)
 		}
+		// Requests end four at a time (four slots, one length), and the
+		// next four start as those end: 150 ms into their 450 they are in
+		// flight on a busy machine too. (Cancelled at once, a machine kept
+		// busy by two CPU hogs once stopped the run before it had sent
+		// them, and nothing was in flight to count.)
+		time.Sleep(150 * time.Millisecond)
 		cancel()
 	}()
 	var out, errb bytes.Buffer

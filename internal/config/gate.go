@@ -104,6 +104,10 @@ type BaselineConfig struct {
 	Path   string `yaml:"path"`   // folder store root, or the path inside the branch
 	Branch string `yaml:"branch"` // branch store
 	Keep   int    `yaml:"keep"`   // runs kept per scenario and profile
+	// Committed says a later step commits (or uploads) the folder store: a
+	// refresh on CI is otherwise refused, its files thrown away with the
+	// runner.
+	Committed bool `yaml:"committed"`
 }
 
 // DefaultGate holds the defaults.

@@ -29,6 +29,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/judge"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/run"
+	"github.com/aiperf-action/aiperf-action/internal/schedule"
 )
 
 // gate is one invocation's state.
@@ -54,6 +55,11 @@ func Run(ctx context.Context, cfg *config.Gate, env *action.Env, opt Options) (i
 	g := &gate{opt: opt, env: env, cfg: cfg, job: jobID(env)}
 	if err := g.check(); err != nil {
 		return 0, err
+	}
+	if b := cfg.Baseline; env.InActions() && b.Store == "folder" && !b.Committed && cfg.BaselineServer == nil &&
+		(opt.Mode == "refresh" || (opt.Mode == "gate" && env.IsPushToDefault())) {
+		return 0, fmt.Errorf("baseline store folder %s on CI: a refresh would write its runs into this runner's checkout, thrown away with it, and every later pull request would read no baseline and pass. "+
+			"Use baseline-store: branch (kept on a branch through the API), or commit the folder in a later step and say so with baseline: {committed: true}", b.Path)
 	}
 	var store baseline.Store
 	if cfg.BaselineServer == nil { // paired A/B neither reads nor writes the store
@@ -146,7 +152,16 @@ func (g *gate) store() (baseline.Store, error) {
 func (g *gate) check() error {
 	var errs []error
 	for _, sc := range g.cfg.Scenarios {
-		if _, err := g.scenarioProfile(sc, "http://127.0.0.1:1", 1); err != nil {
+		p, err := g.scenarioProfile(sc, "http://127.0.0.1:1", 1)
+		if err == nil {
+			// The plan too (an input file that is missing or malformed),
+			// before any server starts.
+			_, err = schedule.Build(p, p.Seed)
+			if err != nil {
+				err = fmt.Errorf("config %s: scenario %q: %w", g.opt.ConfigPath, config.ScenarioName(sc), err)
+			}
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -450,6 +465,15 @@ func (g *gate) loadBaselines(ctx context.Context, c *comparer, sc *Scenario) err
 		sc.baselineNames = append(sc.baselineNames, e.Name)
 	}
 	if len(sel) == 0 {
+		// Runs of this scenario under other profiles: its flags, model or
+		// seed changed, which no comparison can span. Said loudly, not left
+		// as a quiet no-baseline pass.
+		if others, err := c.store.Profiles(ctx, sc.Name); err == nil && len(others) > 0 {
+			sc.ProfileChanged = fmt.Sprintf("the load profile of %s changed (profile_hash %.23s): %s has runs of it only under other profiles (%s), so it is not compared until the default branch has runs of this one. Its flags, the model or the seed changed it.",
+				sc.Name, sc.Candidate[0].ProfileHash, c.store.String(), strings.Join(others, ", "))
+			g.env.Warning(sc.ProfileChanged)
+			g.logf("aiperf-action gate: %s", sc.ProfileChanged)
+		}
 		return nil
 	}
 	sc.BaselineSource = source + " in " + c.store.String()

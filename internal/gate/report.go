@@ -30,6 +30,9 @@ type Scenario struct {
 	loaded         bool     // the stored baselines were read
 	baselineNames  []string // their file names
 	lookNote       string   // how the adaptive looks ended
+	// ProfileChanged says why a scenario with stored runs has no baseline:
+	// its profile changed.
+	ProfileChanged string
 	// The run counts, for a scenario rebuilt from comparison.json, which
 	// holds no runs.
 	baselineN, candidateN int

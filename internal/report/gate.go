@@ -188,6 +188,12 @@ func title(rep *gate.Report, rows []row) string {
 			}
 			return fmt.Sprintf("%s: %s %s worse in `%s`", lead, EscapeMarkdown(label(worst.r, "")), pctAbs(w), EscapeMarkdown(worst.scenario))
 		}
+	case gate.NoBaseline:
+		for _, s := range rep.Scenarios {
+			if s.ProfileChanged != "" {
+				return fmt.Sprintf("⚠️ Not compared: the load profile of `%s` changed", EscapeMarkdown(s.Name))
+			}
+		}
 	case gate.Inconclusive:
 		n := 0
 		for _, x := range rows {
@@ -282,7 +288,10 @@ func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 	for i := range rep.Scenarios {
 		s := &rep.Scenarios[i]
 		fmt.Fprintf(&b, "### `%s`: %s\n\n", EscapeMarkdown(s.Name), strings.ToUpper(string(s.Verdict())))
-		if s.Compare == nil {
+		if s.Compare == nil && s.ProfileChanged != "" {
+			fmt.Fprintf(&b, "⚠️ **Not compared:** %s\n\n", EscapeMarkdown(s.ProfileChanged))
+			candidateTable(&b, s)
+		} else if s.Compare == nil {
 			fmt.Fprintf(&b, "No baseline runs for this scenario and profile yet: these runs become the baseline when merged to the default branch.\n\n")
 			candidateTable(&b, s)
 		} else {
