@@ -37,7 +37,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.Float64Var(&f.Bounds.TTFTP99Ms, "max-ttft-p99-error", f.Bounds.TTFTP99Ms, "bound on measured − true TTFT p99, ms")
 	fs.Float64Var(&f.Bounds.ITLP99Ms, "max-itl-p99-error", f.Bounds.ITLP99Ms, "bound on measured − true ITL p99, ms")
 	fs.Float64Var(&f.Bounds.MinRate, "min-rate", f.Bounds.MinRate, "lowest achieved/ideal request rate, percent")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if !fs.Changed("ramp") {

@@ -13,10 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/run"
 )
 
@@ -54,11 +56,12 @@ func commands() []command {
 
 // Run runs the command line args (without the program name).
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return ExitError
-		}
+		return ExitError
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
 		return ExitOK
 	}
 	for _, c := range commands() {
@@ -77,13 +80,15 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'aiperf-action <command> --help' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'aiperf-action <command> --help' for a command's flags and examples.")
+	fmt.Fprint(w, "\n"+exitCodes)
 }
 
-// parseFlags parses args into fs, reporting errors the same way everywhere.
-// It returns ok=false with the exit code to use when parsing stopped.
-func parseFlags(fs *pflag.FlagSet, args []string, stderr io.Writer) (int, bool) {
-	if code, ok := parseFlagsArgs(fs, args, stderr); !ok {
+// parseFlags parses args into fs, reporting errors the same way everywhere;
+// --help goes to stdout. It returns ok=false with the exit code to use when
+// parsing stopped.
+func parseFlags(fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) (int, bool) {
+	if code, ok := parseFlagsArgs(fs, args, stdout, stderr); !ok {
 		return code, false
 	}
 	if fs.NArg() > 0 {
@@ -94,15 +99,116 @@ func parseFlags(fs *pflag.FlagSet, args []string, stderr io.Writer) (int, bool) 
 }
 
 // parseFlagsArgs is parseFlags that allows positional arguments.
-func parseFlagsArgs(fs *pflag.FlagSet, args []string, stderr io.Writer) (int, bool) {
+func parseFlagsArgs(fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) (int, bool) {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stderr, "Usage of aiperf-action %s:\n%s", fs.Name(), fs.FlagUsages())
+			commandHelp(stdout, fs)
 			return ExitOK, false
 		}
 		fmt.Fprintf(stderr, "aiperf-action %s: %v\nRun 'aiperf-action %s --help' for the flags.\n", fs.Name(), err, fs.Name())
 		return ExitError, false
 	}
 	return 0, true
+}
+
+// help is what a command's --help says around its flags.
+type help struct {
+	usage, about string
+	examples     []string
+}
+
+var helps = map[string]help{
+	"profile": {"aiperf-action profile -m MODEL -u URL [flags]",
+		"Runs one seeded load profile against an OpenAI-compatible server, from worker processes that time every request on their own clocks, and writes run.json (AIPerf's metrics, with HdrHistograms and per-window data), records.jsonl, inputs.json and AIPerf's profile_export files. The flags are AIPerf's. The same seed and flags send the same requests at the same offsets.",
+		[]string{
+			"aiperf-action profile -m Qwen/Qwen3-0.6B -u http://127.0.0.1:8000 --streaming --concurrency 32 --request-count 2000 --isl 512 --osl 128",
+			"aiperf-action profile -m m -u http://127.0.0.1:8000 --streaming --request-rate 20 --benchmark-duration 60 --random-seed 7",
+		}},
+	"compare": {"aiperf-action compare [flags] BASELINE CANDIDATE  |  --baseline P ... --candidate P ...",
+		"Compares candidate runs with baseline runs, statistic by statistic (run-level replication, block bootstrap within runs, Holm across metrics), and says PASS, FAIL or INCONCLUSIVE with each change's interval and the smallest worsening it can detect. A path is a run folder, a run.json, a folder of run folders, or the baseline folder the gate writes (its root, a scenario's folder or a profile's).",
+		[]string{
+			"aiperf-action compare artifacts/base artifacts/candidate",
+			"aiperf-action compare --baseline baselines/chat-c8 --candidate aiperf-results/chat-c8 --metric time_to_first_token:p99:10% --format markdown",
+		}},
+	"gate": {"aiperf-action gate [--config .github/aiperf.yml] [flags]",
+		"The CI gate, as the GitHub Action runs it: brings the server up, runs each scenario of the config repeats times, compares them with the stored baselines, and reports (report.md, comparison.json, and in Actions the PR comment, check run, job summary and outputs); on a push to the default branch it refreshes the baselines. Each flag is the action input of its name and overrides the config. Outside Actions it prints the comment it would post.",
+		[]string{
+			"aiperf-action gate",
+			"aiperf-action gate --config .github/aiperf.yml --url http://127.0.0.1:8000 --repeats 5 --mode run",
+		}},
+	"calibrate": {"aiperf-action calibrate [flags]",
+		"Measures the tester itself against the simulator's truth at rising concurrency: up to what load this machine's numbers can be trusted.",
+		[]string{"aiperf-action calibrate", "aiperf-action calibrate --concurrency 1,64,512"}},
+	"serve": {"aiperf-action serve [flags]",
+		"Runs the built-in OpenAI-compatible simulator (chat and completions, streamed or whole): exact mode (a fixed TTFT and ITL) or engine mode (a continuous-batching model of vLLM), with injectable faults and vLLM's /metrics.",
+		[]string{"aiperf-action serve --port 8000 --ttft 20ms --itl 5ms", "aiperf-action serve --port 8000 --mode engine --error-rate 0.01"}},
+	"demo": {"aiperf-action demo", "Starts the simulator in this process and profiles it: no GPU, no network.", nil},
+}
+
+// exitCodes is every command's exit codes, for --help.
+const exitCodes = `Exit codes:
+  0    success (gate: pass, no baseline, or inconclusive unless fail-on-inconclusive)
+  1    regression detected (compare, gate)
+  2    usage, config or tool error, or a run that failed (too many errors, lost records, a dead worker)
+  130  interrupted (partial results were written)
+`
+
+// commandHelp prints a command's help: what it does, its usage, examples,
+// its flags (in groups where they have them) and the exit codes.
+func commandHelp(w io.Writer, fs *pflag.FlagSet) {
+	h := helps[fs.Name()]
+	usage := h.usage
+	if usage == "" {
+		usage = "aiperf-action " + fs.Name() + " [flags]"
+	}
+	fmt.Fprintf(w, "Usage: %s\n\n", usage)
+	if h.about != "" {
+		fmt.Fprintf(w, "%s\n\n", wrap(h.about, 78))
+	}
+	if len(h.examples) > 0 {
+		fmt.Fprintln(w, "Examples:")
+		for _, e := range h.examples {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+		fmt.Fprintln(w)
+	}
+	groups, order := map[string]*pflag.FlagSet{}, []string{}
+	fs.VisitAll(func(f *pflag.Flag) {
+		g := "Flags"
+		if a := f.Annotations[config.GroupAnnotation]; len(a) > 0 {
+			g = a[0]
+		}
+		if groups[g] == nil {
+			groups[g] = pflag.NewFlagSet(g, pflag.ContinueOnError)
+			groups[g].SortFlags = false
+			order = append(order, g)
+		}
+		groups[g].AddFlag(f)
+	})
+	if len(order) > 1 {
+		slices.SortStableFunc(order, func(a, b string) int { return config.GroupRank(a) - config.GroupRank(b) })
+	}
+	for _, g := range order {
+		fmt.Fprintf(w, "%s:\n%s\n", g, groups[g].FlagUsages())
+	}
+	fmt.Fprint(w, exitCodes)
+}
+
+// wrap breaks s into lines of at most width characters.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, word := range strings.Fields(s) {
+		if n > 0 && n+1+len(word) > width {
+			b.WriteByte('\n')
+			n = 0
+		} else if n > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += len(word)
+	}
+	return b.String()
 }

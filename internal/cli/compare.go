@@ -31,7 +31,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.BoolVar(&failOnInconclusive, "fail-on-inconclusive", false, "exit 1 on an inconclusive verdict too")
 	fs.BoolVar(&c.AllowMismatch, "allow-mismatch", false, "compare runs whose profile_hash differ")
 	fs.StringVar(&c.MaxErrorRate, "max-error-rate", c.MaxErrorRate, "candidate error rate above which the gate fails, whatever the latency")
-	if code, ok := parseFlagsArgs(fs, args, stderr); !ok {
+	if code, ok := parseFlagsArgs(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if len(baseline) == 0 && len(candidate) == 0 && fs.NArg() == 2 {

@@ -40,8 +40,11 @@ func Gate(ctx context.Context, args []string, opt GateOptions) (exit int) {
 	vals := map[string]*string{}
 	for _, in := range gate.Inputs {
 		vals[in.Name] = fs.String(in.Name, in.Default, in.Usage+" (action input "+in.Name+")")
+		if in.Default == "true" || in.Default == "false" || in.Name == "fail-on-inconclusive" {
+			fs.Lookup(in.Name).NoOptDefVal = "true" // a switch, as compare's: --fail-on-inconclusive alone is true
+		}
 	}
-	if code, ok := parseFlags(fs, args, opt.Stderr); !ok {
+	if code, ok := parseFlags(fs, args, opt.Stdout, opt.Stderr); !ok {
 		return code
 	}
 	var env *action.Env

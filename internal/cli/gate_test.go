@@ -926,3 +926,25 @@ func TestGateFolderStoreOnCIAndAChangedProfile(t *testing.T) {
 		t.Fatalf("a changed profile: exit %d\n%s\n%s\n%s", code, body, out, errs)
 	}
 }
+
+// compare reads the baseline folder the gate writes, from its root or
+// from a scenario's folder, and names the folders when it holds more than
+// one profile.
+func TestCompareReadsTheGatesBaselineFolder(t *testing.T) {
+	dir := t.TempDir()
+	cfg := tinyConfig(t, dir, "1ms")
+	seedBaselines(t, dir, cfg)
+	root := filepath.Join(dir, "baselines")
+	run := filepath.Join(dir, "seed", "tiny", "run-1")
+	for _, base := range []string{root, filepath.Join(root, "tiny")} {
+		res := runCLI(t, time.Minute, "compare", "--baseline", base, "--candidate", run)
+		if res.code == ExitError || !strings.Contains(res.stdout, "2 baseline run(s) vs 1 candidate run(s)") {
+			t.Fatalf("compare --baseline %s: exit %d\n%s%s", base, res.code, res.stdout, res.stderr)
+		}
+	}
+	os.WriteFile(cfg, []byte(strings.Replace(read(t, cfg), "request-count: 48", "request-count: 40", 1)), 0o644)
+	seedBaselines(t, dir, cfg)
+	if res := runCLI(t, time.Minute, "compare", "--baseline", root, "--candidate", run); res.code != ExitError || !strings.Contains(res.stderr, "name one of") {
+		t.Fatalf("two profiles: exit %d\n%s", res.code, res.stderr)
+	}
+}

@@ -86,3 +86,33 @@ func startPlainSim(t *testing.T, args ...string) string {
 
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// --help goes to stdout and says what the command does, with examples, its
+// flags (profile's in AIPerf's groups, every one in a group) and the exit
+// codes; a bare boolean input of the gate is true, as compare's is.
+func TestHelpManners(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range []string{"profile", "compare", "gate", "calibrate", "serve"} {
+		res := runCLI(t, time.Minute, cmd, "--help")
+		if res.code != 0 || res.stderr != "" || !strings.Contains(res.stdout, "Examples:") || !strings.Contains(res.stdout, "Exit codes:") {
+			t.Errorf("%s --help: exit %d, stderr %q\n%s", cmd, res.code, res.stderr, res.stdout)
+		}
+	}
+	res := runCLI(t, time.Minute, "profile", "--help")
+	for _, g := range []string{"Endpoint:", "Input:", "Load generator:", "Output:", "Server metrics:", "Tool:"} {
+		if !strings.Contains(res.stdout, "\n"+g+"\n") {
+			t.Errorf("profile --help has no group %s", g)
+		}
+	}
+	if strings.Contains(res.stdout, "\nFlags:\n") {
+		t.Errorf("a profile flag has no group:\n%s", res.stdout[strings.Index(res.stdout, "\nFlags:\n"):])
+	}
+	if res := runCLI(t, time.Minute, "--help"); res.code != 0 || !strings.Contains(res.stdout, "Commands:") {
+		t.Errorf("--help: exit %d\n%s", res.code, res.stdout)
+	}
+	dir := t.TempDir()
+	res = runCLI(t, time.Minute, "gate", "--config", filepath.Join(dir, "missing.yml"), "--fail-on-inconclusive")
+	if strings.Contains(res.stderr, "flag needs an argument") || !strings.Contains(res.stderr, "missing.yml") {
+		t.Errorf("gate --fail-on-inconclusive: exit %d\n%s", res.code, res.stderr)
+	}
+}

@@ -25,7 +25,7 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := pflag.NewFlagSet("profile", pflag.ContinueOnError)
 	p := config.DefaultProfile
 	p.Bind(fs)
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	p.NoteSet(fs)

@@ -115,7 +115,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	host := fs.String("host", "127.0.0.1", "address to listen on")
 	port := fs.Int("port", 8000, "port to listen on (0 picks a free one)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the server to this file")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if err := o.finish(&cfg); err != nil {

@@ -16,7 +16,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.IntVar(&opt.ID, "id", 0, "worker id")
 	fs.StringVar(&opt.Control, "control", "", "controller control endpoint (tcp://host:port)")
 	fs.StringVar(&opt.Records, "records", "", "controller records endpoint (tcp://host:port)")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if opt.Control == "" || opt.Records == "" {

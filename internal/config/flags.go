@@ -1,6 +1,10 @@
 package config
 
-import "github.com/spf13/pflag"
+import (
+	"slices"
+
+	"github.com/spf13/pflag"
+)
 
 // Bind binds AIPerf-named flags into p's fields, with p's values as the
 // defaults. The profile command and the gate's scenarios share it, so a
@@ -52,6 +56,39 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.UseServerTokenCount, "use-server-token-count", p.UseServerTokenCount, "take ISL/OSL from the server's usage (adds stream_options.include_usage to streams)")
 	fs.StringArrayVar(&p.ServerMetrics, "server-metrics", p.ServerMetrics, "Prometheus /metrics URL to scrape during the run (repeatable; default <url>/metrics when it answers)")
 	fs.BoolVar(&p.NoServerMetrics, "no-server-metrics", p.NoServerMetrics, "don't scrape the server's /metrics")
+	for g, names := range flagGroups {
+		for _, n := range names {
+			fs.SetAnnotation(n, GroupAnnotation, []string{g})
+		}
+	}
+}
+
+// GroupAnnotation is the pflag annotation naming a flag's group in --help.
+const GroupAnnotation = "aiperf-action/group"
+
+// The profile flags' groups, in the order --help shows them: AIPerf's
+// (endpoint, input, load generator, output), then this tool's own.
+var groupOrder = []string{"Endpoint", "Input", "Load generator", "Output", "Server metrics", "Tool"}
+
+var flagGroups = map[string][]string{
+	"Endpoint": {"model", "url", "endpoint", "endpoint-type", "streaming", "header", "api-key", "request-timeout-seconds"},
+	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev",
+		"extra-inputs", "input-file", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
+		"num-dataset-entries", "random-seed"},
+	"Load generator": {"concurrency", "request-count", "request-rate", "arrival-pattern", "arrival-smoothness", "benchmark-duration",
+		"benchmark-grace-period", "warmup-request-count", "warmup-duration", "warmup-concurrency", "warmup-request-rate",
+		"request-rate-ramp-duration", "concurrency-ramp-duration", "request-cancellation-rate", "request-cancellation-delay"},
+	"Output":         {"artifact-dir", "slice-duration", "goodput", "max-error-rate"},
+	"Server metrics": {"server-metrics", "no-server-metrics", "use-server-token-count"},
+	"Tool":           {"workers"},
+}
+
+// GroupRank is a group's place in --help.
+func GroupRank(g string) int {
+	if i := slices.Index(groupOrder, g); i >= 0 {
+		return i
+	}
+	return len(groupOrder)
 }
 
 // NoteSet records which of the flags that change a default's meaning were

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
@@ -293,7 +294,53 @@ func ReadAll(path string) ([]Loaded, error) {
 		out = append(out, Loaded{filepath.Join(path, e.Name()), r})
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no run.json in it or in its subfolders", path)
+		return readStored(path)
+	}
+	return out, nil
+}
+
+// readStored reads a baseline folder as the gate writes it,
+// <root>/<scenario>/<profile>/<time>-<commit>-r<i>.json, from its root or
+// from a scenario's or a profile's folder: its runs, oldest first, when
+// they are of one profile.
+func readStored(path string) ([]Loaded, error) {
+	byDir := map[string][]string{}
+	var dirs []string
+	err := filepath.WalkDir(path, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if rel, _ := filepath.Rel(path, p); d.IsDir() && strings.Count(rel, string(filepath.Separator)) >= 2 {
+			return filepath.SkipDir // deeper than <scenario>/<profile>
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".json") {
+			dir := filepath.Dir(p)
+			if byDir[dir] == nil {
+				dirs = append(dirs, dir)
+			}
+			byDir[dir] = append(byDir[dir], p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(dirs) == 0:
+		return nil, fmt.Errorf("%s: no run.json in it or in its subfolders, and no baseline runs", path)
+	case len(dirs) > 1:
+		sort.Strings(dirs)
+		return nil, fmt.Errorf("%s holds the baseline runs of %d scenarios or profiles: name one of %s", path, len(dirs), strings.Join(dirs, ", "))
+	}
+	files := byDir[dirs[0]]
+	sort.Strings(files) // the names start with the time they were stored
+	var out []Loaded
+	for _, f := range files {
+		r, err := Read(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Loaded{f, r})
 	}
 	return out, nil
 }
