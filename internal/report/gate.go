@@ -478,7 +478,7 @@ func percentileChart(s *gate.Scenario) string {
 		top = max(top, b99)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "```mermaid\nxychart-beta\n  title \"%s: %s (%s)\"\n  x-axis [p50, p90, p99]\n  y-axis \"%s\" 0 --> %s\n",
+	fmt.Fprintf(&b, "```mermaid\n%s\nxychart-beta\n  title \"%s: %s (%s)\"\n  x-axis [p50, p90, p99]\n  y-axis \"%s\" 0 --> %s\n", chartColors,
 		chartSafe.ReplaceAllString(s.Name, "_"), metrics.ShortName(name), chartSafe.ReplaceAllString(unit, "_"), chartSafe.ReplaceAllString(unit, "_"), axisTop(top))
 	fmt.Fprintf(&b, "  bar [%.2f, %.2f, %.2f]\n", c50, c90, c99)
 	if hasBase {
@@ -492,6 +492,14 @@ func percentileChart(s *gate.Scenario) string {
 	}
 	return b.String()
 }
+
+// The charts' colours, in series order: the PR blue, the baseline orange
+// (a line in the percentile chart, bars in the trend), so that neither
+// reads as the other in GitHub's default theme.
+const (
+	chartColors = `%%{init: {"themeVariables": {"xyChart": {"plotColorPalette": "#4c78a8, #f58518"}}}}%%`
+	trendColors = `%%{init: {"themeVariables": {"xyChart": {"plotColorPalette": "#f58518, #4c78a8"}}}}%%`
+)
 
 // axisTop is a round top for an axis from zero: 10% over v, to two
 // significant figures.
@@ -573,8 +581,8 @@ func trendChart(s *gate.Scenario) string {
 		}
 		unit := chartSafe.ReplaceAllString(unitOf(s.Compare, j), "_")
 		zeros := strings.TrimSuffix(strings.Repeat("0, ", len(jobs)), ", ")
-		fmt.Fprintf(&b, "```mermaid\nxychart-beta\n  title \"%s: %s\"\n  x-axis [%s, \"PR\"]\n  y-axis \"%s\" 0 --> %s\n  bar [%s, 0]\n  bar [%s, %.2f]\n```\n\n",
-			chartSafe.ReplaceAllString(s.Name, "_"), chartSafe.ReplaceAllString(label(r, ""), "_"), strings.Join(labels, ", "), unit, axisTop(top),
+		fmt.Fprintf(&b, "```mermaid\n%s\nxychart-beta\n  title \"%s: %s\"\n  x-axis [%s, \"PR\"]\n  y-axis \"%s\" 0 --> %s\n  bar [%s, 0]\n  bar [%s, %.2f]\n```\n\n",
+			trendColors, chartSafe.ReplaceAllString(s.Name, "_"), chartSafe.ReplaceAllString(label(r, ""), "_"), strings.Join(labels, ", "), unit, axisTop(top),
 			strings.Join(mains, ", "), zeros, cand)
 	}
 	if b.Len() == 0 {

@@ -1,0 +1,144 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var updateShots = flag.Bool("screenshots", false, "write the rendered comments to docs/screenshots")
+
+// renderModules is where tools/render's npm packages are installed
+// (npm ci --prefix tools/render): marked for GitHub-flavoured markdown,
+// mermaid for the charts, both run inside the browser.
+const renderModules = "../../tools/render/node_modules"
+
+// commentPage is an HTML page that renders markdown as a PR comment: GFM
+// by marked, mermaid blocks by mermaid, every <details> open so that the
+// charts show; it marks <body data-rendered> when done.
+func commentPage(markdown string) string {
+	md, _ := json.Marshal(strings.ReplaceAll(markdown, "<details>", "<details open>"))
+	abs, _ := filepath.Abs(renderModules)
+	return `<!doctype html><html><head><meta charset="utf-8">
+<style>
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; font-size: 14px; line-height: 1.5; color: #1f2328; max-width: 860px; margin: 16px; }
+table { border-collapse: collapse; margin: 8px 0; } th, td { border: 1px solid #d1d9e0; padding: 4px 10px; } th { background: #f6f8fa; }
+code { background: #eff1f3; padding: 1px 4px; border-radius: 4px; } h2 { border-bottom: 1px solid #d1d9e0; }
+summary { cursor: pointer; font-weight: 600; }
+</style>
+<script src="file://` + abs + `/marked/lib/marked.umd.js"></script>
+<script src="file://` + abs + `/mermaid/dist/mermaid.min.js"></script>
+</head><body><div id="c"></div>
+<script>
+(async () => {
+  const c = document.getElementById("c");
+  c.innerHTML = marked.parse(` + string(md) + `, {gfm: true});
+  for (const code of c.querySelectorAll("pre code.language-mermaid")) {
+    const pre = document.createElement("pre");
+    pre.className = "mermaid";
+    pre.textContent = code.textContent;
+    code.parentElement.replaceWith(pre);
+  }
+  mermaid.initialize({startOnLoad: false, theme: "default"});
+  try { await mermaid.run({querySelector: "pre.mermaid"}); document.body.dataset.rendered = "yes"; }
+  catch (e) { document.body.dataset.rendered = "error: " + e; }
+})();
+</script></body></html>`
+}
+
+// chromium runs headless Chromium on page with args; it skips the test
+// where there is none.
+func chromium(t *testing.T, page string, args ...string) []byte {
+	t.Helper()
+	bin := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			bin = p
+			break
+		}
+	}
+	if bin == "" {
+		t.Skip("no chromium (.ci/run installs Debian's)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--allow-file-access-from-files",
+		"--user-data-dir=" + t.TempDir(), "--virtual-time-budget=20000"}
+	cmd := exec.CommandContext(ctx, bin, append(append(base, args...), "file://"+page)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, errb.String())
+	}
+	return out.Bytes()
+}
+
+// The four kinds of PR comment (the goldens of internal/cli) rendered as
+// GitHub renders markdown and mermaid, in headless Chromium: each page
+// renders without a mermaid error and is not blank, and where there is a
+// baseline its percentile chart draws both series, the PR's bars and the
+// baseline's line.
+func TestCommentsRenderInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("four pages in a browser, ~17 s")
+	}
+	if _, err := os.Stat(filepath.Join(renderModules, "mermaid", "dist", "mermaid.min.js")); err != nil {
+		t.Skip("no mermaid: npm ci --prefix tools/render (.ci/run does)")
+	}
+	for _, name := range []string{"pass", "fail", "inconclusive", "no-baseline"} {
+		t.Run(name, func(t *testing.T) {
+			md, err := os.ReadFile(filepath.Join("..", "cli", "testdata", "compare", "comment-"+name+".md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := filepath.Join(t.TempDir(), "comment.html")
+			os.WriteFile(page, []byte(commentPage(string(md))), 0o644)
+			dom := string(chromium(t, page, "--dump-dom"))
+			if !strings.Contains(dom, `data-rendered="yes"`) || strings.Contains(dom, "Syntax error") {
+				i := strings.Index(dom, "data-rendered")
+				t.Fatalf("not rendered: %s", dom[max(0, i-10):min(len(dom), i+300)])
+			}
+			if name != "no-baseline" && (!strings.Contains(dom, "bar-plot") || !strings.Contains(dom, "line-plot")) {
+				t.Errorf("the percentile chart lacks a series: bars %v, line %v", strings.Contains(dom, "bar-plot"), strings.Contains(dom, "line-plot"))
+			}
+			shot := filepath.Join(t.TempDir(), "comment.png")
+			chromium(t, page, "--screenshot="+shot, "--window-size=900,1700")
+			f, err := os.Open(shot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			img, err := png.Decode(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := img.Bounds()
+			ink := 0
+			for y := b.Min.Y; y < b.Max.Y; y += 2 {
+				for x := b.Min.X; x < b.Max.X; x += 2 {
+					if r, g, bl, _ := img.At(x, y).RGBA(); r < 0xe000 || g < 0xe000 || bl < 0xe000 {
+						ink++
+					}
+				}
+			}
+			// A blank page (a script that failed before drawing) has no ink;
+			// the shortest comment, no-baseline, draws ~1.6% of the window.
+			if frac := float64(ink) / float64(b.Dx()*b.Dy()/4); frac < 0.005 {
+				t.Errorf("the page is blank: %.2f%% of it drawn", 100*frac)
+			}
+			if *updateShots {
+				png, _ := os.ReadFile(shot)
+				os.MkdirAll(filepath.Join("..", "..", "docs", "screenshots"), 0o755)
+				os.WriteFile(filepath.Join("..", "..", "docs", "screenshots", "comment-"+name+".png"), png, 0o644)
+			}
+		})
+	}
+}
