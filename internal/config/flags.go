@@ -1,7 +1,12 @@
 package config
 
 import (
+	"errors"
+	"fmt"
+	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 )
@@ -31,7 +36,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&p.ArtifactDir, "artifact-dir", p.ArtifactDir, "folder for run.json and the other artifacts (default artifacts/<model>-<type>-c<concurrency>)")
 	fs.StringVar(&p.Goodput, "goodput", p.Goodput, "SLOs \"metric:value ...\" (ms, or tokens/sec/user)")
 	fs.IntVar(&p.Workers, "workers", p.Workers, "worker processes (default: one per 512 concurrent streams, at most one per CPU but one)")
-	fs.Float64Var(&p.MaxErrorRate, "max-error-rate", p.MaxErrorRate, "percent of failed requests above which the run fails (exit 2)")
+	fs.Var(percentFlag{&p.MaxErrorRate}, "max-error-rate", "error rate above which the run fails (exit 2): 5%, or 5 (percent), or 0.05 (a fraction), as compare's")
 	fs.Float64Var(&p.SliceDuration, "slice-duration", p.SliceDuration, "seconds per metrics window in run.json")
 
 	fs.Float64Var(&p.RequestRate, "request-rate", p.RequestRate, "open loop: requests per second (with --concurrency, the concurrency is a ceiling)")
@@ -62,6 +67,44 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 		}
 	}
 }
+
+// ParsePercent reads "5%", "5" (percent) or "0.05" (a fraction below 1),
+// as a fraction; errors name flag.
+func ParsePercent(flag, s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	t = strings.TrimSuffix(t, "%")
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%s %q: want a percentage such as 5%%", flag, s)
+	}
+	if pct || v >= 1 {
+		v /= 100
+	}
+	return v, nil
+}
+
+// percentFlag is a flag holding a percentage (0 to 100) read by
+// ParsePercent, so that a percentage flag means the same in every command.
+type percentFlag struct{ p *float64 }
+
+func (f percentFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*f.p, 'g', -1, 64) + "%"
+}
+
+func (f percentFlag) Set(s string) error {
+	v, err := ParsePercent("", s)
+	if err != nil {
+		return errors.New("want a percentage such as 5%")
+	}
+	*f.p = 100 * v
+	return nil
+}
+
+func (percentFlag) Type() string { return "percent" }
 
 // GroupAnnotation is the pflag annotation naming a flag's group in --help.
 const GroupAnnotation = "aiperf-action/group"

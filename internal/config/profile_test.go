@@ -1,8 +1,12 @@
 package config
 
 import (
+	"io"
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 func TestValidateNamesEveryFlag(t *testing.T) {
@@ -65,5 +69,26 @@ func TestGoodput(t *testing.T) {
 	}
 	if _, err := ParseGoodput("request_latency:-1"); err == nil {
 		t.Fatal("negative SLO accepted")
+	}
+}
+
+// --max-error-rate reads a percentage as compare's does: 5%, 5 and 0.05
+// are one rate; anything else is refused naming the flag.
+func TestMaxErrorRateIsAPercentage(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"5%", "5", "0.05"} {
+		p := DefaultProfile
+		fs := pflag.NewFlagSet("profile", pflag.ContinueOnError)
+		p.Bind(fs)
+		if err := fs.Parse([]string{"--max-error-rate", v}); err != nil || math.Abs(p.MaxErrorRate-5) > 1e-9 {
+			t.Errorf("--max-error-rate %s: %v, %g%%", v, err, p.MaxErrorRate)
+		}
+	}
+	p := DefaultProfile
+	fs := pflag.NewFlagSet("profile", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	p.Bind(fs)
+	if err := fs.Parse([]string{"--max-error-rate", "lots"}); err == nil || !strings.Contains(err.Error(), "max-error-rate") {
+		t.Errorf("--max-error-rate lots: %v", err)
 	}
 }

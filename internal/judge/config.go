@@ -8,6 +8,7 @@ package judge
 import (
 	"errors"
 	"fmt"
+	"github.com/aiperf-action/aiperf-action/internal/config"
 	"strconv"
 	"strings"
 
@@ -105,20 +106,10 @@ func (c *Config) Parse() (*Settings, error) {
 	return st, errors.Join(errs...)
 }
 
-// ParsePercent reads "5%", "5" (percent) or "0.05" (a fraction below 1).
-func ParsePercent(flag, s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	pct := strings.HasSuffix(t, "%")
-	t = strings.TrimSuffix(t, "%")
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("%s %q: want a percentage such as 5%%", flag, s)
-	}
-	if pct || v >= 1 {
-		v /= 100
-	}
-	return v, nil
-}
+// ParsePercent reads "5%", "5" (percent) or "0.05" (a fraction below 1),
+// as a fraction: config.ParsePercent, the one reading of a percentage
+// wherever a flag takes one.
+func ParsePercent(flag, s string) (float64, error) { return config.ParsePercent(flag, s) }
 
 // ParseSpec reads metric[:stat][:tolerance]; the metric's direction and
 // whether it is a rate come from metrics.Facts.
