@@ -948,3 +948,30 @@ func TestCompareReadsTheGatesBaselineFolder(t *testing.T) {
 		t.Fatalf("two profiles: exit %d\n%s", res.code, res.stderr)
 	}
 }
+
+// A push that merges a pull request labelled perf-regression-accepted
+// records the accepted regression in the baseline runs it stores.
+func TestGateRefreshRecordsAnAcceptedRegression(t *testing.T) {
+	dir := t.TempDir()
+	gh := ghfake.New(t, "o", "r")
+	gh.Pulls = []ghfake.Pull{{Number: 21, Labels: []string{"perf-regression-accepted"}, MergeSHA: "feedface0000"}}
+	cfg := tinyConfig(t, dir, "1ms")
+	push := map[string]any{"repository": map[string]any{"default_branch": "main"}}
+	env := newActionsEnv(t, dir, gh, "push", push, map[string]string{"config": cfg, "baseline-store": "branch", "baseline-path": "baselines", "results-dir": filepath.Join(dir, "a")})
+	if code, out, errs := env.gate(t); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	n := 0
+	for p, body := range gh.Files("aiperf-baselines") {
+		if strings.HasPrefix(p, "baselines/tiny/") {
+			n++
+			var r struct{ Accepted string }
+			if err := json.Unmarshal([]byte(body), &r); err != nil || r.Accepted != "#21, labelled perf-regression-accepted" {
+				t.Errorf("%s: accepted %q, %v", p, r.Accepted, err)
+			}
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d runs stored", n)
+	}
+}

@@ -8,9 +8,11 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -488,8 +490,12 @@ func (g *gate) loadBaselines(ctx context.Context, c *comparer, sc *Scenario) err
 	}
 	if shift != nil {
 		at := sel[shift.Run]
-		sc.BaselineSource += fmt.Sprintf(", since main changed at commit %s (%s %+.1f%%, p = %.2g; %d older run(s) left out)",
-			at.Commit, shift.Stat, 100*shift.Change, shift.P, shift.Run)
+		why := ""
+		if a := sc.Baseline[shift.Run].Accepted; a != "" {
+			why = ", an accepted regression: " + a
+		}
+		sc.BaselineSource += fmt.Sprintf(", since main changed at commit %s (%s %+.1f%%, p = %.2g%s; %d older run(s) left out)",
+			at.Commit, shift.Stat, 100*shift.Change, shift.P, why, shift.Run)
 		sc.Baseline, sc.baselineNames = sc.Baseline[shift.Run:], sc.baselineNames[shift.Run:]
 		g.logf("aiperf-action gate: %s: the baseline history steps at commit %s (%s %+.1f%%): comparing with the %d run(s) since", sc.Name, at.Commit, shift.Stat, 100*shift.Change, len(sc.Baseline))
 	}
@@ -509,13 +515,64 @@ func (g *gate) commit() string {
 // refresh appends this run's results to the baselines, as run.json was
 // written.
 func (g *gate) refresh(ctx context.Context, store baseline.Store, scenarios []Scenario) error {
+	accepted := g.acceptedMerge(ctx)
 	for _, sc := range scenarios {
-		if err := store.Append(ctx, sc.Name, sc.Candidate[0].ProfileHash, g.commit(), sc.candidateJSON, g.cfg.Baseline.Keep); err != nil {
+		runs := sc.candidateJSON
+		if accepted != "" {
+			runs = make([][]byte, len(sc.candidateJSON))
+			for i, b := range sc.candidateJSON {
+				runs[i] = markAccepted(b, accepted)
+			}
+			g.logf("aiperf-action gate: %s: the runs stored record an accepted regression (%s)", sc.Name, accepted)
+		}
+		if err := store.Append(ctx, sc.Name, sc.Candidate[0].ProfileHash, g.commit(), runs, g.cfg.Baseline.Keep); err != nil {
 			return fmt.Errorf("refresh baselines of %q: %w", sc.Name, err)
 		}
 		g.logf("aiperf-action gate: recorded %d run(s) of %s in the baselines (%s, keeping %d)", len(sc.candidateJSON), sc.Name, store, g.cfg.Baseline.Keep)
 	}
 	return nil
+}
+
+// acceptedMerge says, on a push to the default branch, that the pull
+// request merged as this commit carried the accept label: its regression
+// was accepted, and the refreshed runs record it. "" otherwise, or when
+// the API can't say.
+func (g *gate) acceptedMerge(ctx context.Context) string {
+	if !g.env.IsPushToDefault() || g.opt.AcceptLabel == "" || g.env.Token == "" || g.env.Ctx.SHA == "" {
+		return ""
+	}
+	c, err := g.github()
+	if err != nil {
+		return ""
+	}
+	owner, repo := g.env.Repo()
+	prs, _, err := c.PullRequests.ListPullRequestsWithCommit(ctx, owner, repo, g.env.Ctx.SHA, nil)
+	if err != nil {
+		return ""
+	}
+	for _, pr := range prs {
+		for _, l := range pr.Labels {
+			if l.GetName() == g.opt.AcceptLabel {
+				return fmt.Sprintf("#%d, labelled %s", pr.GetNumber(), g.opt.AcceptLabel)
+			}
+		}
+	}
+	return ""
+}
+
+// markAccepted is run.json b with "accepted" set, its other bytes as they
+// were written.
+func markAccepted(b []byte, why string) []byte {
+	q, _ := json.Marshal(why)
+	i := bytes.IndexByte(b, '{')
+	if i < 0 {
+		return b
+	}
+	out := append([]byte{}, b[:i+1]...)
+	out = append(out, "\n  \"accepted\": "...)
+	out = append(out, q...)
+	out = append(out, ',')
+	return append(out, b[i+1:]...)
 }
 
 func storeName(s baseline.Store) string {

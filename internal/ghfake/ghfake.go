@@ -66,6 +66,8 @@ type Server struct {
 type Pull struct {
 	Number                     int
 	HeadRepo, HeadRef, HeadSHA string
+	Labels                     []string
+	MergeSHA                   string // the commit it was merged as (GET commits/{sha}/pulls)
 }
 
 type commit struct{ tree, parent string }
@@ -299,6 +301,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			}
 			out = append(out, map[string]any{"number": pr.Number, "state": "open",
 				"head": map[string]any{"ref": pr.HeadRef, "sha": pr.HeadSHA, "repo": map[string]any{"full_name": pr.HeadRepo}}})
+		}
+		write(200, out)
+	case r.Method == "GET" && strings.HasPrefix(p, "commits/") && strings.HasSuffix(p, "/pulls"):
+		sha := strings.TrimSuffix(strings.TrimPrefix(p, "commits/"), "/pulls")
+		out := []map[string]any{}
+		for _, pr := range s.Pulls {
+			if pr.MergeSHA == sha {
+				var labels []map[string]string
+				for _, l := range pr.Labels {
+					labels = append(labels, map[string]string{"name": l})
+				}
+				out = append(out, map[string]any{"number": pr.Number, "labels": labels, "merge_commit_sha": sha})
+			}
 		}
 		write(200, out)
 	case r.Method == "POST" && p == "check-runs":

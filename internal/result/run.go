@@ -48,6 +48,10 @@ type Run struct {
 	// ServerMetrics summarises each scraped /metrics endpoint, by URL.
 	ServerMetrics map[string]ServerMetrics `json:"server_metrics,omitempty"`
 	Cancelled     bool                     `json:"was_cancelled"`
+	// Accepted, in a stored baseline run, says the regression it records
+	// was accepted: the pull request merged as its commit carried the
+	// accept label ("#12, labelled perf-regression-accepted").
+	Accepted string `json:"accepted,omitempty"`
 }
 
 // Tool identifies the binary that made the run.
