@@ -3,6 +3,7 @@ package schedule
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -323,5 +324,32 @@ func TestSharesPartitionThePlan(t *testing.T) {
 		if !bytes.Equal(a, b) || len(got) == 0 {
 			t.Errorf("worker %d: %d entries, want %d; differ: %v", w, len(got), len(want[w]), !bytes.Equal(a, b))
 		}
+	}
+}
+
+// What a worker pays to make its share of a plan at ISL 2048, per entry of
+// the whole plan: alone (every entry its own, its body built), and as one
+// of 4 workers (passing over the other three's entries, drawing their
+// words but building no body).
+func BenchmarkShareISL2048(b *testing.B) {
+	for _, workers := range []int{1, 4} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			p := profile()
+			p.ISLMean, p.ISLStddev, p.RequestCount = 2048, 0, b.N*workers
+			pl, err := Build(p, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			weights := make([]int, workers)
+			for i := range weights {
+				weights[i] = 1
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			it := pl.Profiling().Share(weights, 0)
+			for it.Next(true) {
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*workers), "ns/plan-entry")
+		})
 	}
 }
