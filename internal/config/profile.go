@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,6 +54,8 @@ type Profile struct {
 	CancellationDelay float64 // --request-cancellation-delay, seconds after sending
 
 	InputFile                string // --input-file: JSONL prompts (and timestamps for a fixed schedule)
+	CustomDatasetType        string // --custom-dataset-type: "" (plain JSONL) or mooncake_trace
+	ISLBlockSize             int    // --isl-block-size: tokens per hash_ids block of a Mooncake trace
 	FixedSchedule            bool   // --fixed-schedule: send at the file's timestamps
 	FixedScheduleAutoOffset  bool   // --fixed-schedule-auto-offset: first timestamp becomes 0
 	FixedScheduleStartOffset int    // --fixed-schedule-start-offset, ms: skip earlier timestamps
@@ -100,11 +103,25 @@ var DefaultProfile = Profile{
 	ArrivalSmoothness:     1,
 	GracePeriod:           30,
 	NumDatasetEntries:     100,
+	ISLBlockSize:          512,
 }
 
 // OpenLoop reports whether requests are sent on a schedule (a rate or a
 // fixed schedule) rather than as slots free up.
-func (p *Profile) OpenLoop() bool { return p.RequestRate > 0 || p.FixedSchedule }
+func (p *Profile) OpenLoop() bool { return p.RequestRate > 0 || p.Replays() }
+
+// Replays reports whether the run sends at its input file's timestamps:
+// --fixed-schedule, or a Mooncake trace, which AIPerf replays on its
+// timestamps unasked.
+func (p *Profile) Replays() bool { return p.FixedSchedule || p.CustomDatasetType == MooncakeTrace }
+
+// Custom dataset types (AIPerf's names).
+const MooncakeTrace = "mooncake_trace"
+
+// aiperfDatasetTypes are AIPerf's other --custom-dataset-type values: a
+// user who gives one gets told it is AIPerf's and not supported here yet,
+// never that it is unknown.
+var aiperfDatasetTypes = []string{"single_turn", "multi_turn", "random_pool", "bailian_trace", "burst_gpt_trace", "baseten_trace", "weka_trace", "sharegpt", "inputs_json", "raw_payload"}
 
 // Ceiling is the in-flight limit: the concurrency in a closed loop, in an
 // open loop only when --concurrency was given (0: none).
@@ -360,9 +377,22 @@ func (p *Profile) validateLoad() []error {
 	if p.CancellationDelay < 0 {
 		bad("--request-cancellation-delay %g: must not be negative", p.CancellationDelay)
 	}
-	if p.FixedSchedule {
+	switch {
+	case p.CustomDatasetType == "" || p.CustomDatasetType == MooncakeTrace:
+	case slices.Contains(aiperfDatasetTypes, p.CustomDatasetType):
+		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: mooncake_trace, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
+	default:
+		bad("--custom-dataset-type %q: want mooncake_trace", p.CustomDatasetType)
+	}
+	if p.CustomDatasetType != "" && p.InputFile == "" {
+		bad("--custom-dataset-type %s needs --input-file", p.CustomDatasetType)
+	}
+	if p.ISLBlockSize < 1 {
+		bad("--isl-block-size %d: must be at least 1", p.ISLBlockSize)
+	}
+	if p.Replays() {
 		if p.RequestRate > 0 {
-			bad("--fixed-schedule with --request-rate: the schedule comes from the file's timestamps")
+			bad("--fixed-schedule (or a mooncake_trace) with --request-rate: the schedule comes from the file's timestamps")
 		}
 		if p.RateRampDuration > 0 {
 			bad("--fixed-schedule with --request-rate-ramp-duration")

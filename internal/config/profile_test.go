@@ -92,3 +92,27 @@ func TestMaxErrorRateIsAPercentage(t *testing.T) {
 		t.Errorf("--max-error-rate lots: %v", err)
 	}
 }
+
+// --custom-dataset-type: mooncake_trace replays on the trace's timestamps
+// (an open loop, with no --fixed-schedule needed); AIPerf's other types are
+// named as AIPerf's and not supported here yet, never as unknown.
+func TestCustomDatasetType(t *testing.T) {
+	t.Parallel()
+	p := DefaultProfile
+	p.Model, p.URL, p.InputFile, p.CustomDatasetType = "m", "127.0.0.1:1", "trace.jsonl", MooncakeTrace
+	if err := p.Validate(); err != nil || !p.OpenLoop() || !p.Replays() {
+		t.Fatalf("mooncake_trace: %v, open %v", err, p.OpenLoop())
+	}
+	p.RequestRate = 5
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "with --request-rate") {
+		t.Errorf("mooncake_trace with a rate: %v", err)
+	}
+	p.RequestRate, p.CustomDatasetType = 0, "multi_turn"
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "an AIPerf dataset type not supported here yet") {
+		t.Errorf("multi_turn: %v", err)
+	}
+	p.CustomDatasetType, p.InputFile = MooncakeTrace, ""
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "needs --input-file") {
+		t.Errorf("no file: %v", err)
+	}
+}

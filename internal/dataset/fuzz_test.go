@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -13,13 +14,14 @@ func FuzzFromFile(f *testing.F) {
 	f.Add([]byte(`{"text": "hello world"}` + "\n" + `{"input_length": 12, "output_length": 4}` + "\n"))
 	f.Add([]byte(`{"timestamp": 10, "text": "a"}` + "\n\n" + `{"input_length": -1}`))
 	f.Add([]byte("not json\n"))
+	f.Add([]byte(`{"timestamp": 0, "input_length": 20, "hash_ids": [1, 2, 3]}` + "\n" + `{"input_length": 9, "hash_ids": [1, 4]}` + "\n"))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := filepath.Join(dir, "in.jsonl")
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Skip()
 		}
-		lines, err := FromFile(p, rand.New(rand.NewPCG(1, 2)))
+		lines, err := FromFileBlocks(p, rand.New(rand.NewPCG(1, 2)), Blocks{Size: 8, Root: 3})
 		if err != nil {
 			return
 		}
@@ -29,4 +31,44 @@ func FuzzFromFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A Mooncake trace's hash ids become blocks: requests that share leading
+// hash ids share those blocks' words exactly, a request's last block is
+// the start of its own, and a length that its hash ids can't hold, or hash
+// ids without the trace type, are refused naming the line.
+func TestMooncakeBlocks(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "trace.jsonl")
+	os.WriteFile(p, []byte(`{"timestamp": 0, "input_length": 24, "output_length": 2, "hash_ids": [1, 2, 3]}
+{"timestamp": 5, "input_length": 20, "hash_ids": [1, 2, 9]}
+{"timestamp": 9, "input_length": 24, "hash_ids": [1, 2, 3]}
+`), 0o644)
+	bl := Blocks{Size: 8, Root: 42}
+	lines, err := FromFileBlocks(p, rand.New(rand.NewPCG(1, 2)), bl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := func(i int) []string { return strings.Fields(lines[i].Text) }
+	a, b := words(0), words(1)
+	if len(a) != 24 || lines[0].ISL != 24 || len(b) != 20 || lines[1].ISL != 20 || lines[0].MaxTokens != 2 {
+		t.Fatalf("lengths %d/%d, %d/%d", len(a), lines[0].ISL, len(b), lines[1].ISL)
+	}
+	if strings.Join(a[:16], " ") != strings.Join(b[:16], " ") || strings.Join(a[16:20], " ") == strings.Join(b[16:20], " ") {
+		t.Error("hash ids 1, 2 are not one shared prefix, or 3 and 9 are the same block")
+	}
+	if lines[0].Text != lines[2].Text {
+		t.Error("the same hash ids made two prompts")
+	}
+	other, _ := FromFileBlocks(p, rand.New(rand.NewPCG(1, 2)), Blocks{Size: 8, Root: 43})
+	if other[0].Text == lines[0].Text {
+		t.Error("another root (another repeat) sent the same blocks")
+	}
+	os.WriteFile(p, []byte(`{"input_length": 24, "hash_ids": [1]}`+"\n"), 0o644)
+	if _, err := FromFileBlocks(p, nil, bl); err == nil || !strings.Contains(err.Error(), "trace.jsonl:1: \"input_length\" 24 does not fit 1 hash_ids of 8-token blocks") {
+		t.Errorf("24 tokens in one block of 8: %v", err)
+	}
+	if _, err := FromFile(p, nil); err == nil || !strings.Contains(err.Error(), "mooncake_trace") {
+		t.Errorf("hash ids without the trace type: %v", err)
+	}
 }

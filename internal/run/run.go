@@ -447,7 +447,7 @@ func anyCycle(plan *schedule.Plan) bool {
 func loadOf(p *config.Profile, prof *schedule.Phase) result.Load {
 	l := result.Load{Concurrency: p.Concurrency, Ceiling: prof.Ceiling, RequestCount: prof.Len(),
 		ISLMean: p.ISLMean, ISLStddev: p.ISLStddev, OSLMean: p.OSLMean, OSLStddev: p.OSLStddev,
-		ExtraInputs: p.ExtraInputs, Goodput: p.Goodput, BenchmarkDuration: p.BenchmarkDuration, FixedSchedule: p.FixedSchedule}
+		ExtraInputs: p.ExtraInputs, Goodput: p.Goodput, BenchmarkDuration: p.BenchmarkDuration, FixedSchedule: p.Replays()}
 	if prof.Cycle {
 		l.RequestCount = 0
 	}

@@ -213,7 +213,13 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 	var digest string
 	if p.InputFile != "" {
 		var err error
-		if file, err = dataset.FromFile(p.InputFile, Stream(g.wordsRoot, StreamPayloads)); err != nil {
+		var blocks dataset.Blocks
+		if p.CustomDatasetType == config.MooncakeTrace {
+			// Each repeat its own blocks (none served from another's cache);
+			// within a run, shared hash ids share their words.
+			blocks = dataset.Blocks{Size: p.ISLBlockSize, Root: Root(g.wordsRoot, StreamBlocks)}
+		}
+		if file, err = dataset.FromFileBlocks(p.InputFile, Stream(g.wordsRoot, StreamPayloads), blocks); err != nil {
 			return nil, "", err
 		}
 		if digest, err = fileDigest(p.InputFile); err != nil {
@@ -225,7 +231,7 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 		}
 	}
 	switch {
-	case p.FixedSchedule:
+	case p.Replays():
 		ph.Open = true
 		sel, d, err := fixedSchedule(p, file)
 		if err != nil {

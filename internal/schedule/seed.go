@@ -13,6 +13,7 @@ const (
 	StreamIDs                      // request ids, drawn in request order
 	StreamWarmup                   // the warmup phase's root, from which it draws its own streams
 	StreamRepeats                  // each repeat's payload root: repeat r is its own source
+	StreamBlocks                   // a Mooncake trace's hash_ids blocks: hash id h is its own source
 )
 
 // The one recipe, from (root seed, stream, index) to a PCG source, kept in
@@ -27,6 +28,7 @@ var salts = map[uint64]uint64{
 	StreamArrivals:      0x5851f42d4c957f2d,
 	StreamCancellations: 0x2545f4914f6cdd1d,
 	StreamWarmup:        0x94d049bb133111eb,
+	StreamBlocks:        0xbf58476d1ce4e5b9,
 }
 
 const phi = 0x9e3779b97f4a7c15 // 2^64 / the golden ratio
