@@ -611,3 +611,48 @@ func TestMooncakeTraceReplay(t *testing.T) {
 		t.Errorf("shared hash_ids gave no prefix-cache hits: %+v", pc)
 	}
 }
+
+// AIPerf's input flags as AIPerf means them: --request-count with
+// --benchmark-duration stops at whichever comes first (closed and open
+// loop), --output-artifact-dir names the folder, and
+// --fixed-schedule-start-offset starts the replay at that timestamp.
+func TestAIPerfStopConditionsAndOffsets(t *testing.T) {
+	_, url := startSim(t, time.Millisecond, time.Millisecond)
+	base := t.TempDir()
+	run := func(name string, args ...string) *result.Run {
+		dir := filepath.Join(base, name)
+		res := runCLI(t, time.Minute, append([]string{"profile", "-m", "sim", "-u", url, "--streaming", "--isl", "4", "--osl", "2",
+			"--random-seed", "1", "--output-artifact-dir", dir}, args...)...)
+		r, err := result.Read(dir)
+		if res.code != 0 || err != nil {
+			t.Fatalf("%s: exit %d, %v\n%s", name, res.code, err, res.stderr)
+		}
+		return r
+	}
+	start := time.Now()
+	if r := run("closed", "--concurrency", "2", "--request-count", "10", "--benchmark-duration", "30"); r.Counts.Requests != 10 || time.Since(start) > 20*time.Second {
+		t.Errorf("closed loop, 10 requests or 30 s: %d requests in %s", r.Counts.Requests, time.Since(start))
+	}
+	if r := run("open", "--request-rate", "200", "--request-count", "15", "--benchmark-duration", "30"); r.Counts.Requests != 15 {
+		t.Errorf("open loop, 15 requests or 30 s: %d requests", r.Counts.Requests)
+	}
+	if r := run("open-duration", "--request-rate", "20", "--request-count", "1000", "--benchmark-duration", "0.5"); r.Counts.Requests > 30 {
+		t.Errorf("open loop, 1000 requests or 0.5 s: %d requests", r.Counts.Requests)
+	}
+	trace := filepath.Join(base, "trace.jsonl")
+	os.WriteFile(trace, []byte(`{"timestamp": 100, "input_length": 4}
+{"timestamp": 500, "input_length": 4}
+{"timestamp": 600, "input_length": 4}
+`), 0o644)
+	run("offset", "--input-file", trace, "--fixed-schedule", "--fixed-schedule-start-offset", "500")
+	recs := readRecords(t, filepath.Join(base, "offset"))
+	if len(recs) != 2 || recs[0].Due != 0 || recs[1].Due != int64(100*time.Millisecond) {
+		t.Fatalf("start offset 500 ms: %d records, dues %v", len(recs), func() []int64 {
+			var d []int64
+			for _, r := range recs {
+				d = append(d, r.Due)
+			}
+			return d
+		}())
+	}
+}

@@ -33,7 +33,8 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&p.APIKey, "api-key", p.APIKey, "bearer token for the Authorization header")
 	fs.Uint64Var(&p.Seed, "random-seed", p.Seed, "root seed for everything random (default: drawn and printed)")
 	fs.Float64Var(&p.RequestTimeoutSeconds, "request-timeout-seconds", p.RequestTimeoutSeconds, "per-request timeout")
-	fs.StringVar(&p.ArtifactDir, "artifact-dir", p.ArtifactDir, "folder for run.json and the other artifacts (default artifacts/<model>-<type>-c<concurrency>)")
+	fs.StringVar(&p.ArtifactDir, "output-artifact-dir", p.ArtifactDir, "folder for run.json and the other artifacts (default artifacts/<model>-<type>-c<concurrency>)")
+	fs.StringVar(&p.ArtifactDir, "artifact-dir", p.ArtifactDir, "alias of --output-artifact-dir (AIPerf's name)")
 	fs.StringVar(&p.Goodput, "goodput", p.Goodput, "SLOs \"metric:value ...\" (ms, or tokens/sec/user)")
 	fs.IntVar(&p.Workers, "workers", p.Workers, "worker processes (default: one per 512 concurrent streams, at most one per CPU but one)")
 	fs.Var(percentFlag{&p.MaxErrorRate}, "max-error-rate", "error rate above which the run fails (exit 2): 5%, or 5 (percent), or 0.05 (a fraction), as compare's")
@@ -42,7 +43,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.Float64Var(&p.RequestRate, "request-rate", p.RequestRate, "open loop: requests per second (with --concurrency, the concurrency is a ceiling)")
 	fs.StringVar(&p.ArrivalPattern, "arrival-pattern", p.ArrivalPattern, "constant | poisson | gamma")
 	fs.Float64Var(&p.ArrivalSmoothness, "arrival-smoothness", p.ArrivalSmoothness, "gamma shape k: 1 is Poisson, <1 burstier, >1 smoother (vLLM's --burstiness)")
-	fs.Float64Var(&p.BenchmarkDuration, "benchmark-duration", p.BenchmarkDuration, "seconds to send for, instead of --request-count")
+	fs.Float64Var(&p.BenchmarkDuration, "benchmark-duration", p.BenchmarkDuration, "seconds to send for (with --request-count too: whichever comes first)")
 	fs.Float64Var(&p.GracePeriod, "benchmark-grace-period", p.GracePeriod, "seconds to wait for in-flight requests after --benchmark-duration; the rest are cancelled")
 	fs.IntVar(&p.WarmupRequestCount, "warmup-request-count", p.WarmupRequestCount, "warmup requests before profiling (kept in records.jsonl, left out of metrics)")
 	fs.Float64Var(&p.WarmupDuration, "warmup-duration", p.WarmupDuration, "seconds of warmup before profiling")
@@ -57,7 +58,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.IntVar(&p.ISLBlockSize, "isl-block-size", p.ISLBlockSize, "tokens per hash_ids block of a mooncake_trace: requests sharing leading hash ids share that prefix")
 	fs.BoolVar(&p.FixedSchedule, "fixed-schedule", p.FixedSchedule, "send at the --input-file timestamps")
 	fs.BoolVar(&p.FixedScheduleAutoOffset, "fixed-schedule-auto-offset", p.FixedScheduleAutoOffset, "shift the schedule so its first timestamp is 0")
-	fs.IntVar(&p.FixedScheduleStartOffset, "fixed-schedule-start-offset", p.FixedScheduleStartOffset, "ms: skip requests timestamped before this")
+	fs.IntVar(&p.FixedScheduleStartOffset, "fixed-schedule-start-offset", p.FixedScheduleStartOffset, "ms: start the replay at this timestamp (earlier requests are skipped; one stamped here is sent at once)")
 	fs.IntVar(&p.FixedScheduleEndOffset, "fixed-schedule-end-offset", p.FixedScheduleEndOffset, "ms: skip requests timestamped after this")
 	fs.IntVar(&p.NumDatasetEntries, "num-dataset-entries", p.NumDatasetEntries, "prompts cycled by a --benchmark-duration closed loop")
 	fs.BoolVar(&p.UseServerTokenCount, "use-server-token-count", p.UseServerTokenCount, "take ISL/OSL from the server's usage (adds stream_options.include_usage to streams)")
@@ -123,7 +124,7 @@ var flagGroups = map[string][]string{
 	"Load generator": {"concurrency", "request-count", "request-rate", "arrival-pattern", "arrival-smoothness", "benchmark-duration",
 		"benchmark-grace-period", "warmup-request-count", "warmup-duration", "warmup-concurrency", "warmup-request-rate",
 		"request-rate-ramp-duration", "concurrency-ramp-duration", "request-cancellation-rate", "request-cancellation-delay"},
-	"Output":         {"artifact-dir", "slice-duration", "goodput", "max-error-rate"},
+	"Output":         {"output-artifact-dir", "artifact-dir", "slice-duration", "goodput", "max-error-rate"},
 	"Server metrics": {"server-metrics", "no-server-metrics", "use-server-token-count"},
 	"Tool":           {"workers"},
 }

@@ -347,9 +347,6 @@ func (p *Profile) validateLoad() []error {
 	if p.GracePeriod < 0 {
 		bad("--benchmark-grace-period %g: must not be negative", p.GracePeriod)
 	}
-	if p.BenchmarkDuration > 0 && p.RequestCountSet {
-		bad("--benchmark-duration and --request-count both set: give one stop condition")
-	}
 	if p.WarmupRequestCount < 0 || p.WarmupDuration < 0 {
 		bad("--warmup-request-count and --warmup-duration must not be negative")
 	}

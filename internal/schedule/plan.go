@@ -93,6 +93,7 @@ type Phase struct {
 	Seed        uint64  `json:"seed"`         // decides cancellations of pool requests
 	CancelPct   float64 `json:"cancel_pct"`
 	CancelDelay int64   `json:"cancel_delay_ns"`
+	Limit       int     `json:"limit,omitempty"` // a cycling pool sends at most this many requests (--request-count with a duration); 0: none
 	// Entries are a hand-made phase's entries (a worker's shard in tests);
 	// a built plan's phases generate theirs (Iter) and leave this nil.
 	Entries []Entry `json:"entries"`
@@ -244,14 +245,18 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
+		// Both stop conditions: whichever comes first, as AIPerf does.
 		n := p.RequestCount
-		if p.BenchmarkDuration > 0 {
+		if p.BenchmarkDuration > 0 && !p.RequestCountSet {
 			n = 0
 		}
 		g.arrivals = &dueSpec{a: arr, seed: seed, rate: p.RequestRate, n: n, limit: p.BenchmarkDuration, ramp: p.RateRampDuration}
 		ph.Count = g.arrivals.count()
 	case p.BenchmarkDuration > 0:
 		ph.Cycle, ph.Count = true, p.NumDatasetEntries
+		if p.RequestCountSet {
+			ph.Limit = p.RequestCount // and at most this many: whichever comes first
+		}
 	default:
 		ph.Count = p.RequestCount
 	}
@@ -294,7 +299,10 @@ func fixedSchedule(p *config.Profile, file []dataset.Line) ([]dataset.Prompt, []
 		sel = append(sel, ts{l.TimestampMs, i})
 	}
 	sort.SliceStable(sel, func(a, b int) bool { return sel[a].t < sel[b].t })
-	var base float64
+	// The replay starts at --fixed-schedule-start-offset (AIPerf's meaning:
+	// a request stamped at the offset is sent at once, not that long after
+	// the start), or at the first timestamp with auto-offset.
+	base := float64(p.FixedScheduleStartOffset)
 	if p.FixedScheduleAutoOffset && len(sel) > 0 {
 		base = sel[0].t
 	}

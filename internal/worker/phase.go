@@ -215,6 +215,9 @@ func (r *phaseRun) entry(next *atomic.Int64) (schedule.Entry, bool) {
 	}
 	k := int(next.Add(1) - 1)
 	g := k*max(ph.Stride, 1) + ph.Offset
+	if ph.Limit > 0 && g >= ph.Limit {
+		return schedule.Entry{}, false // --request-count reached before the duration
+	}
 	e := r.pool[g%len(r.pool)]
 	e.Body = e.Fresh(g / len(r.pool))
 	e.Index = g
