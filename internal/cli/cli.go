@@ -106,6 +106,7 @@ func parseFlagsArgs(fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) 
 			commandHelp(stdout, fs)
 			return ExitOK, false
 		}
+		err = config.ExplainFlagError(err)
 		fmt.Fprintf(stderr, "aiperf-action %s: %v\nRun 'aiperf-action %s --help' for the flags.\n", fs.Name(), err, fs.Name())
 		return ExitError, false
 	}

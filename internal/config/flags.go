@@ -145,3 +145,32 @@ func (p *Profile) NoteSet(fs *pflag.FlagSet) {
 	p.ConcurrencySet = fs.Changed("concurrency")
 	p.RequestCountSet = fs.Changed("request-count")
 }
+
+// aiperfOnly are AIPerf's profile flags that this tool does not have yet:
+// given one, a user is told it is AIPerf's and not supported here, never
+// that it is unknown.
+var aiperfOnly = []string{
+	"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code", "public-dataset", "dataset-sampling-strategy",
+	"conversation-num", "conversation-turn-mean", "conversation-turn-stddev", "conversation-turn-delay-mean",
+	"conversation-turn-delay-stddev", "conversation-turn-delay-ratio", "shared-system-prompt-length", "prefix-prompt-length",
+	"num-prefix-prompts", "user-context-prompt-length", "synthesis-speedup-ratio", "synthesis-prefix-len-multiplier",
+	"synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier", "synthesis-max-isl", "synthesis-max-osl",
+	"num-users", "user-centric-rate", "prefill-concurrency", "sequence-distribution", "seq-dist", "url-strategy",
+	"custom-endpoint", "batch-size-text", "batch-size-image", "batch-size-audio", "image-width-mean", "image-height-mean",
+	"audio-length-mean", "prompt-batch-size", "num-sessions", "session-turns-mean", "export-level", "profile-export-prefix",
+	"gpu-telemetry", "server-metrics-formats", "ui-type", "num-profile-runs", "confidence-level", "record-processors",
+	"workers-max", "request-count-per-session", "benchmark-max-duration",
+}
+
+// ExplainFlagError turns pflag's "unknown flag" for one of AIPerf's flags
+// into an error saying so; other errors pass unchanged.
+func ExplainFlagError(err error) error {
+	if err == nil {
+		return nil
+	}
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if ok && slices.Contains(aiperfOnly, name) {
+		return fmt.Errorf("--%s is an AIPerf flag that aiperf-action does not support yet (see the README's table of AIPerf's flags)", name)
+	}
+	return err
+}

@@ -116,3 +116,21 @@ func TestCustomDatasetType(t *testing.T) {
 		t.Errorf("no file: %v", err)
 	}
 }
+
+// One of AIPerf's flags that this tool lacks is named as AIPerf's, and an
+// unknown flag stays unknown.
+func TestAIPerfOnlyFlagsAreNamed(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ arg, want string }{
+		{"--conversation-num", "--conversation-num is an AIPerf flag that aiperf-action does not support yet"},
+		{"--bogus-flag", "unknown flag: --bogus-flag"},
+	} {
+		p := DefaultProfile
+		fs := pflag.NewFlagSet("profile", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		p.Bind(fs)
+		if err := ExplainFlagError(fs.Parse([]string{c.arg, "3"})); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.arg, err)
+		}
+	}
+}

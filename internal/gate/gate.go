@@ -187,7 +187,7 @@ func (g *gate) scenarioProfile(sc map[string]any, target string, i int) (*config
 	p.Bind(fs)
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("config %s: scenario %q: %v", g.opt.ConfigPath, name, err)
+		return nil, fmt.Errorf("config %s: scenario %q: %v", g.opt.ConfigPath, name, config.ExplainFlagError(err))
 	}
 	p.SeedSet, p.Repeat = true, i // each repeat its own prompts: none is served from the server's cache of another
 	p.NoteSet(fs)
