@@ -28,6 +28,8 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.IntVar(&p.OSLMean, "output-tokens-mean", p.OSLMean, "mean requested output tokens (max_tokens); 0 leaves it unset")
 	fs.IntVar(&p.OSLMean, "osl", p.OSLMean, "alias of --output-tokens-mean")
 	fs.Float64Var(&p.OSLStddev, "output-tokens-stddev", p.OSLStddev, "requested output tokens standard deviation")
+	fs.StringVar(&p.SeqDist, "sequence-distribution", p.SeqDist, "ISL/OSL mixture \"isl[|std],osl[|std]:weight;...\", e.g. \"128,64:25;512,128:50;1024,256:25\" (instead of the means)")
+	fs.StringVar(&p.SeqDist, "seq-dist", p.SeqDist, "alias of --sequence-distribution")
 	fs.StringArrayVar(&p.ExtraInputs, "extra-inputs", p.ExtraInputs, "key:value added to every request body; JSON values kept as JSON (repeatable)")
 	fs.StringArrayVarP(&p.Headers, "header", "H", p.Headers, "\"Name: value\" HTTP header (repeatable)")
 	fs.StringVar(&p.APIKey, "api-key", p.APIKey, "bearer token for the Authorization header")
@@ -118,7 +120,7 @@ var groupOrder = []string{"Endpoint", "Input", "Load generator", "Output", "Serv
 
 var flagGroups = map[string][]string{
 	"Endpoint": {"model", "url", "endpoint", "endpoint-type", "streaming", "header", "api-key", "request-timeout-seconds"},
-	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev",
+	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev", "sequence-distribution", "seq-dist",
 		"extra-inputs", "input-file", "custom-dataset-type", "isl-block-size", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
 		"num-dataset-entries", "random-seed"},
 	"Load generator": {"concurrency", "request-count", "request-rate", "arrival-pattern", "arrival-smoothness", "benchmark-duration",
@@ -155,7 +157,7 @@ var aiperfOnly = []string{
 	"conversation-turn-delay-stddev", "conversation-turn-delay-ratio", "shared-system-prompt-length", "prefix-prompt-length",
 	"num-prefix-prompts", "user-context-prompt-length", "synthesis-speedup-ratio", "synthesis-prefix-len-multiplier",
 	"synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier", "synthesis-max-isl", "synthesis-max-osl",
-	"num-users", "user-centric-rate", "prefill-concurrency", "sequence-distribution", "seq-dist", "url-strategy",
+	"num-users", "user-centric-rate", "prefill-concurrency", "url-strategy",
 	"custom-endpoint", "batch-size-text", "batch-size-image", "batch-size-audio", "image-width-mean", "image-height-mean",
 	"audio-length-mean", "prompt-batch-size", "num-sessions", "session-turns-mean", "export-level", "profile-export-prefix",
 	"gpu-telemetry", "server-metrics-formats", "ui-type", "num-profile-runs", "confidence-level", "record-processors",

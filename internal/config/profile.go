@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"sort"
@@ -66,6 +67,7 @@ type Profile struct {
 	ServerMetrics       []string // --server-metrics URL..., scraped during the run
 	NoServerMetrics     bool     // --no-server-metrics: don't probe <url>/metrics
 
+	SeqDist   string  // --sequence-distribution / --seq-dist: "isl[|std],osl[|std]:weight;..."
 	ISLMean   int     // --synthetic-input-tokens-mean / --isl
 	ISLStddev float64 // --synthetic-input-tokens-stddev
 	OSLMean   int     // --output-tokens-mean / --osl; 0 leaves max_tokens unset
@@ -384,6 +386,9 @@ func (p *Profile) validateLoad() []error {
 	if p.CustomDatasetType != "" && p.InputFile == "" {
 		bad("--custom-dataset-type %s needs --input-file", p.CustomDatasetType)
 	}
+	if _, err := ParseSeqDist(p.SeqDist); err != nil {
+		bad("%v", err)
+	}
 	if p.ISLBlockSize < 1 {
 		bad("--isl-block-size %d: must be at least 1", p.ISLBlockSize)
 	}
@@ -413,4 +418,65 @@ func (p *Profile) validateLoad() []error {
 		bad("--num-dataset-entries %d: must be at least 1", p.NumDatasetEntries)
 	}
 	return errs
+}
+
+// LengthBucket is one (ISL, OSL) component of --sequence-distribution.
+type LengthBucket struct {
+	ISL, OSL       int
+	ISLStd, OSLStd float64
+	Weight         float64
+}
+
+// ParseSeqDist reads AIPerf's --sequence-distribution:
+// "128,64:25;512,128:50;1024,256:25" is ISL 128 and OSL 64 for a quarter
+// of the requests, and so on; "512|50,128|10:40" gives each a standard
+// deviation. The weights need not add up to 100. "" is no mixture.
+func ParseSeqDist(s string) ([]LengthBucket, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	bad := func(part, why string) error {
+		return fmt.Errorf("--sequence-distribution %q: %q: %s (want isl[|stddev],osl[|stddev]:weight;...)", s, part, why)
+	}
+	num := func(v string) (float64, error) { return strconv.ParseFloat(strings.TrimSpace(v), 64) }
+	lenStd := func(v string) (int, float64, bool) {
+		mean, std, _ := strings.Cut(v, "|")
+		m, err := strconv.Atoi(strings.TrimSpace(mean))
+		if err != nil || m < 1 {
+			return 0, 0, false
+		}
+		if std == "" {
+			return m, 0, true
+		}
+		sd, err := num(std)
+		return m, sd, err == nil && sd >= 0
+	}
+	var out []LengthBucket
+	for _, part := range strings.Split(s, ";") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		lens, w, ok := strings.Cut(part, ":")
+		if !ok {
+			return nil, bad(part, "no weight")
+		}
+		weight, err := num(w)
+		if err != nil || !(weight > 0) || math.IsInf(weight, 0) {
+			return nil, bad(part, "the weight must be a positive number")
+		}
+		is, os, ok := strings.Cut(lens, ",")
+		if !ok {
+			return nil, bad(part, "want an input and an output length")
+		}
+		isl, islStd, ok1 := lenStd(is)
+		osl, oslStd, ok2 := lenStd(os)
+		if !ok1 || !ok2 {
+			return nil, bad(part, "lengths must be positive whole numbers, their stddevs not negative")
+		}
+		out = append(out, LengthBucket{ISL: isl, OSL: osl, ISLStd: islStd, OSLStd: oslStd, Weight: weight})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--sequence-distribution %q: no buckets", s)
+	}
+	return out, nil
 }

@@ -20,12 +20,21 @@ type Prompt struct {
 	MaxTokens int // requested output tokens; 0 means unset
 }
 
-// Lengths describes the ISL and OSL distributions.
+// Lengths describes the ISL and OSL distributions: one normal each, or a
+// mixture of (ISL, OSL) buckets (AIPerf's --sequence-distribution).
 type Lengths struct {
 	ISLMean   int
 	ISLStddev float64
 	OSLMean   int // 0: no max_tokens
 	OSLStddev float64
+	Mix       []Bucket // when set, each prompt draws its bucket, then its lengths from it
+}
+
+// Bucket is one component of a length mixture, with its weight.
+type Bucket struct {
+	ISL, OSL       int
+	ISLStd, OSLStd float64
+	Weight         float64
 }
 
 // Synthetic returns n prompts. lengths and words are the seeded streams for
@@ -55,10 +64,15 @@ func NewStream(l Lengths, lengths, words *rand.Rand) *Stream {
 // and returns only the lengths (no text), for a worker passing over
 // another worker's requests.
 func (s *Stream) Next(keep bool) Prompt {
-	isl := drawLen(s.lengths, s.l.ISLMean, s.l.ISLStddev)
-	osl := 0
-	if s.l.OSLMean > 0 {
-		osl = drawLen(s.lengths, s.l.OSLMean, s.l.OSLStddev)
+	var isl, osl int
+	if len(s.l.Mix) > 0 {
+		b := s.l.pick(s.lengths.Float64())
+		isl, osl = drawLen(s.lengths, b.ISL, b.ISLStd), drawLen(s.lengths, b.OSL, b.OSLStd)
+	} else {
+		isl = drawLen(s.lengths, s.l.ISLMean, s.l.ISLStddev)
+		if s.l.OSLMean > 0 {
+			osl = drawLen(s.lengths, s.l.OSLMean, s.l.OSLStddev)
+		}
 	}
 	var p Prompt
 	if keep {
@@ -71,6 +85,22 @@ func (s *Stream) Next(keep bool) Prompt {
 	}
 	p.MaxTokens = osl
 	return p
+}
+
+// pick is the bucket that u (uniform in [0, 1)) falls in, by weight.
+func (l Lengths) pick(u float64) Bucket {
+	total := 0.0
+	for _, b := range l.Mix {
+		total += b.Weight
+	}
+	at := u * total
+	for _, b := range l.Mix {
+		if at < b.Weight {
+			return b
+		}
+		at -= b.Weight
+	}
+	return l.Mix[len(l.Mix)-1]
 }
 
 // drawLen draws round(N(mean, std)) clamped to at least 1. With std 0 it

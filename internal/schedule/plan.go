@@ -173,7 +173,12 @@ func seconds(s float64) int64 { return int64(math.Round(s * float64(time.Second)
 
 func (b *builder) lengths() dataset.Lengths {
 	p := b.p
-	return dataset.Lengths{ISLMean: p.ISLMean, ISLStddev: p.ISLStddev, OSLMean: p.OSLMean, OSLStddev: p.OSLStddev}
+	l := dataset.Lengths{ISLMean: p.ISLMean, ISLStddev: p.ISLStddev, OSLMean: p.OSLMean, OSLStddev: p.OSLStddev}
+	mix, _ := config.ParseSeqDist(p.SeqDist) // (checked by Validate)
+	for _, m := range mix {
+		l.Mix = append(l.Mix, dataset.Bucket{ISL: m.ISL, OSL: m.OSL, ISLStd: m.ISLStd, OSLStd: m.OSLStd, Weight: m.Weight})
+	}
+	return l
 }
 
 func (b *builder) warmup(seed uint64) *Phase {

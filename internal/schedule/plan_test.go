@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -351,5 +352,36 @@ func BenchmarkShareISL2048(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*workers), "ns/plan-entry")
 		})
+	}
+}
+
+// --sequence-distribution: each prompt draws its (ISL, OSL) bucket by
+// weight: over 4,000 prompts each bucket's share is within 2.5 points of
+// its weight, and every prompt has its bucket's lengths exactly.
+func TestSequenceDistribution(t *testing.T) {
+	t.Parallel()
+	p := profile()
+	p.RequestCount, p.SeqDist = 4000, "16,4:25;64,8:50;128,16:25"
+	pl, err := Build(p, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[int]int{}
+	for _, e := range entries(t, pl.Profiling()) {
+		want := map[int]int{16: 4, 64: 8, 128: 16}[e.ISL]
+		if want == 0 || e.MaxTokens != want {
+			t.Fatalf("entry %d: ISL %d, OSL %d", e.Index, e.ISL, e.MaxTokens)
+		}
+		n[e.ISL]++
+	}
+	for isl, w := range map[int]float64{16: 25, 64: 50, 128: 25} {
+		if got := 100 * float64(n[isl]) / 4000; math.Abs(got-w) > 2.5 {
+			t.Errorf("ISL %d: %.1f%% of prompts, weight %g%%", isl, got, w)
+		}
+	}
+	for _, bad := range []string{"16,4", "16:25", "0,4:10", "16,4:-1", "16|x,4:10"} {
+		if _, err := config.ParseSeqDist(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }
