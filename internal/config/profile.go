@@ -56,6 +56,7 @@ type Profile struct {
 
 	InputFile                string // --input-file: JSONL prompts (and timestamps for a fixed schedule)
 	CustomDatasetType        string // --custom-dataset-type: "" (plain JSONL) or mooncake_trace
+	DatasetSampling          string // --dataset-sampling-strategy: sequential (default), shuffle, random
 	ISLBlockSize             int    // --isl-block-size: tokens per hash_ids block of a Mooncake trace
 	FixedSchedule            bool   // --fixed-schedule: send at the file's timestamps
 	FixedScheduleAutoOffset  bool   // --fixed-schedule-auto-offset: first timestamp becomes 0
@@ -119,6 +120,13 @@ func (p *Profile) Replays() bool { return p.FixedSchedule || p.CustomDatasetType
 
 // Custom dataset types (AIPerf's names).
 const MooncakeTrace = "mooncake_trace"
+
+// --dataset-sampling-strategy values (AIPerf's).
+const (
+	SamplingSequential = "sequential"
+	SamplingShuffle    = "shuffle"
+	SamplingRandom     = "random"
+)
 
 // aiperfDatasetTypes are AIPerf's other --custom-dataset-type values: a
 // user who gives one gets told it is AIPerf's and not supported here yet,
@@ -388,6 +396,15 @@ func (p *Profile) validateLoad() []error {
 	}
 	if _, err := ParseSeqDist(p.SeqDist); err != nil {
 		bad("%v", err)
+	}
+	switch p.DatasetSampling {
+	case "", SamplingSequential:
+	case SamplingShuffle, SamplingRandom:
+		if p.InputFile == "" || p.Replays() {
+			bad("--dataset-sampling-strategy %s: takes the prompts of an --input-file that is not replayed on its timestamps", p.DatasetSampling)
+		}
+	default:
+		bad("--dataset-sampling-strategy %q: want sequential, shuffle or random", p.DatasetSampling)
 	}
 	if p.ISLBlockSize < 1 {
 		bad("--isl-block-size %d: must be at least 1", p.ISLBlockSize)

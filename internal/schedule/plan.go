@@ -235,6 +235,7 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 		for i, l := range file {
 			g.prompts[i] = l.Prompt
 		}
+		g.sampling, g.samplingRoot = p.DatasetSampling, Root(seed, StreamSampling)
 	}
 	switch {
 	case p.Replays():
@@ -330,8 +331,10 @@ type gen struct {
 	lengthsRoot, wordsRoot uint64 // roots of a synthetic prompt stream
 	synthetic              bool
 	prompts                []dataset.Prompt // a file's prompts (cycled), or a fixed schedule's selection
-	dues                   []float64        // a fixed schedule's due offsets, seconds
-	arrivals               *dueSpec         // an arrival process's
+	sampling               string           // how a file's prompts are taken: sequential, shuffle or random
+	samplingRoot           uint64
+	dues                   []float64 // a fixed schedule's due offsets, seconds
+	arrivals               *dueSpec  // an arrival process's
 }
 
 // dueSpec is an open loop's arrival process, laid out as Dues says, one
@@ -384,6 +387,8 @@ type Iter struct {
 	prompts *dataset.Stream
 	ids     *rand.Rand
 	dues    *dueSpec
+	perm    []int // shuffle: this pass's order of a file's prompts
+	epoch   int
 	e       Entry
 	err     error
 }
@@ -447,7 +452,7 @@ func (it *Iter) next(keep bool) bool {
 	case it.prompts != nil:
 		pr = it.prompts.Next(keep)
 	case len(g.prompts) > 0:
-		pr = g.prompts[i%len(g.prompts)]
+		pr = g.prompts[it.order(i)]
 	}
 	var id string
 	if keep {
@@ -538,6 +543,23 @@ func (r *RoundRobin) Next() int {
 	}
 	r.cur[best] -= r.total
 	return best
+}
+
+// order is which of a file's prompts entry i sends: in file order
+// (sequential, the default), each pass over the file in its own seeded
+// order (shuffle), or drawn with replacement (random).
+func (it *Iter) order(i int) int {
+	g, n := it.ph.gen, len(it.ph.gen.prompts)
+	switch g.sampling {
+	case config.SamplingRandom:
+		return rand.New(rand.NewPCG(g.samplingRoot, uint64(i))).IntN(n)
+	case config.SamplingShuffle:
+		if epoch := i / n; it.perm == nil || it.epoch != epoch {
+			it.perm, it.epoch = rand.New(rand.NewPCG(g.samplingRoot, uint64(epoch))).Perm(n), epoch
+		}
+		return it.perm[i%n]
+	}
+	return i % n
 }
 
 // Entry is the entry the last Next made.

@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
@@ -383,5 +385,61 @@ func TestSequenceDistribution(t *testing.T) {
 		if _, err := config.ParseSeqDist(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// --dataset-sampling-strategy over a 10-prompt file and 30 requests:
+// sequential takes them in file order, shuffle each pass of 10 in its own
+// order (every prompt once a pass), random with replacement; each the same
+// for a seed.
+func TestDatasetSampling(t *testing.T) {
+	t.Parallel()
+	f := filepath.Join(t.TempDir(), "in.jsonl")
+	var lines []string
+	for i := 0; i < 10; i++ {
+		lines = append(lines, fmt.Sprintf(`{"text": "prompt%d"}`, i))
+	}
+	os.WriteFile(f, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	order := func(strategy string) []int {
+		p := profile()
+		p.InputFile, p.RequestCount, p.DatasetSampling = f, 30, strategy
+		pl, err := Build(p, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		for _, e := range entries(t, pl.Profiling()) {
+			var body struct {
+				Messages []struct{ Content string } `json:"messages"`
+			}
+			json.Unmarshal(e.Body, &body)
+			var k int
+			fmt.Sscanf(body.Messages[0].Content, "prompt%d", &k)
+			out = append(out, k)
+		}
+		return out
+	}
+	seq, shuf, rnd := order("sequential"), order("shuffle"), order("random")
+	for i, k := range seq {
+		if k != i%10 {
+			t.Fatalf("sequential: %v", seq)
+		}
+	}
+	for pass := 0; pass < 3; pass++ {
+		got := append([]int{}, shuf[10*pass:10*pass+10]...)
+		slices.Sort(got)
+		if !slices.Equal(got, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
+			t.Fatalf("shuffle pass %d is not a permutation: %v", pass, shuf)
+		}
+	}
+	if slices.Equal(shuf, seq) || slices.Equal(shuf[:10], shuf[10:20]) {
+		t.Errorf("shuffle: %v", shuf)
+	}
+	seen := map[int]bool{}
+	for _, k := range rnd[:10] {
+		seen[k] = true
+	}
+	if len(seen) == 10 || !slices.Equal(rnd, order("random")) {
+		t.Errorf("random: %v (10 draws from 10 with replacement all differ 1 time in 2,755)", rnd)
 	}
 }

@@ -14,6 +14,7 @@ const (
 	StreamWarmup                   // the warmup phase's root, from which it draws its own streams
 	StreamRepeats                  // each repeat's payload root: repeat r is its own source
 	StreamBlocks                   // a Mooncake trace's hash_ids blocks: hash id h is its own source
+	StreamSampling                 // --dataset-sampling-strategy: draw (random) or epoch (shuffle) i is its own source
 )
 
 // The one recipe, from (root seed, stream, index) to a PCG source, kept in
@@ -29,6 +30,7 @@ var salts = map[uint64]uint64{
 	StreamCancellations: 0x2545f4914f6cdd1d,
 	StreamWarmup:        0x94d049bb133111eb,
 	StreamBlocks:        0xbf58476d1ce4e5b9,
+	StreamSampling:      0xd6e8feb86659fd93,
 }
 
 const phi = 0x9e3779b97f4a7c15 // 2^64 / the golden ratio
