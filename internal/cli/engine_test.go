@@ -656,3 +656,26 @@ func TestAIPerfStopConditionsAndOffsets(t *testing.T) {
 		}())
 	}
 }
+
+// Against engine mode, two 256-token prefix prompts before 32-token
+// prompts are served from the prefix cache once each has been sent, and
+// the client's ISL agrees with the server's count (no mismatch warning).
+func TestPrefixPromptsHitTheCache(t *testing.T) {
+	_, url := engineSim(t, nil)
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--concurrency", "1", "--request-count", "12",
+		"--isl", "32", "--osl", "2", "--extra-inputs", "ignore_eos:true", "--num-prefix-prompts", "2", "--prefix-prompt-length", "256",
+		"--shared-system-prompt-length", "16", "--use-server-token-count", "--random-seed", "3", "--output-artifact-dir", dir, "--server-metrics", url+"/metrics")
+	r, err := result.Read(dir)
+	if res.code != 0 || err != nil {
+		t.Fatalf("exit %d, %v\n%s", res.code, err, res.stderr)
+	}
+	pc := r.ToolHealth.PromptCache
+	t.Logf("prompt cache %+v; ISL p50 %.0f", pc, r.Metrics["input_sequence_length"].Dist.P50)
+	if pc == nil || pc.CachedFraction < 0.6 {
+		t.Errorf("prefix prompts were not served from the cache: %+v", pc)
+	}
+	if r.Metrics["input_sequence_length"].Dist.P50 != 32+256+16 || strings.Contains(strings.Join(r.ToolHealth.Warnings, " "), "ISL") {
+		t.Errorf("ISL p50 %g, warnings %v", r.Metrics["input_sequence_length"].Dist.P50, r.ToolHealth.Warnings)
+	}
+}

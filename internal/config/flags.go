@@ -30,6 +30,9 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.Float64Var(&p.OSLStddev, "output-tokens-stddev", p.OSLStddev, "requested output tokens standard deviation")
 	fs.StringVar(&p.SeqDist, "sequence-distribution", p.SeqDist, "ISL/OSL mixture \"isl[|std],osl[|std]:weight;...\", e.g. \"128,64:25;512,128:50;1024,256:25\" (instead of the means)")
 	fs.StringVar(&p.SeqDist, "seq-dist", p.SeqDist, "alias of --sequence-distribution")
+	fs.IntVar(&p.NumPrefixPrompts, "num-prefix-prompts", p.NumPrefixPrompts, "a pool of this many prefix prompts; each request starts with one, chosen by the seed (with --prefix-prompt-length)")
+	fs.IntVar(&p.PrefixPromptLength, "prefix-prompt-length", p.PrefixPromptLength, "tokens in each prefix prompt (added to the prompt's length)")
+	fs.IntVar(&p.SharedSystemPromptLength, "shared-system-prompt-length", p.SharedSystemPromptLength, "one system prompt of this many tokens before every request (chat: a system message)")
 	fs.StringArrayVar(&p.ExtraInputs, "extra-inputs", p.ExtraInputs, "key:value added to every request body; JSON values kept as JSON (repeatable)")
 	fs.StringArrayVarP(&p.Headers, "header", "H", p.Headers, "\"Name: value\" HTTP header (repeatable)")
 	fs.StringVar(&p.APIKey, "api-key", p.APIKey, "bearer token for the Authorization header")
@@ -122,6 +125,7 @@ var groupOrder = []string{"Endpoint", "Input", "Load generator", "Output", "Serv
 var flagGroups = map[string][]string{
 	"Endpoint": {"model", "url", "endpoint", "endpoint-type", "streaming", "header", "api-key", "request-timeout-seconds"},
 	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev", "sequence-distribution", "seq-dist",
+		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length",
 		"extra-inputs", "input-file", "custom-dataset-type", "dataset-sampling-strategy", "isl-block-size", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
 		"num-dataset-entries", "random-seed"},
 	"Load generator": {"concurrency", "request-count", "request-rate", "arrival-pattern", "arrival-smoothness", "benchmark-duration",
@@ -155,8 +159,7 @@ func (p *Profile) NoteSet(fs *pflag.FlagSet) {
 var aiperfOnly = []string{
 	"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code", "public-dataset",
 	"conversation-num", "conversation-turn-mean", "conversation-turn-stddev", "conversation-turn-delay-mean",
-	"conversation-turn-delay-stddev", "conversation-turn-delay-ratio", "shared-system-prompt-length", "prefix-prompt-length",
-	"num-prefix-prompts", "user-context-prompt-length", "synthesis-speedup-ratio", "synthesis-prefix-len-multiplier",
+	"conversation-turn-delay-stddev", "conversation-turn-delay-ratio", "user-context-prompt-length", "synthesis-speedup-ratio", "synthesis-prefix-len-multiplier",
 	"synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier", "synthesis-max-isl", "synthesis-max-osl",
 	"num-users", "user-centric-rate", "prefill-concurrency", "url-strategy",
 	"custom-endpoint", "batch-size-text", "batch-size-image", "batch-size-audio", "image-width-mean", "image-height-mean",

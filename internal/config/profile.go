@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/aiperf-action/aiperf-action/internal/dataset"
 	"math"
 	"net/url"
 	"slices"
@@ -68,11 +69,15 @@ type Profile struct {
 	ServerMetrics       []string // --server-metrics URL..., scraped during the run
 	NoServerMetrics     bool     // --no-server-metrics: don't probe <url>/metrics
 
-	SeqDist   string  // --sequence-distribution / --seq-dist: "isl[|std],osl[|std]:weight;..."
-	ISLMean   int     // --synthetic-input-tokens-mean / --isl
-	ISLStddev float64 // --synthetic-input-tokens-stddev
-	OSLMean   int     // --output-tokens-mean / --osl; 0 leaves max_tokens unset
-	OSLStddev float64 // --output-tokens-stddev
+	SeqDist string // --sequence-distribution / --seq-dist: "isl[|std],osl[|std]:weight;..."
+
+	NumPrefixPrompts         int     // --num-prefix-prompts: a pool of this many prefixes, one before each prompt
+	PrefixPromptLength       int     // --prefix-prompt-length: tokens in each prefix
+	SharedSystemPromptLength int     // --shared-system-prompt-length: one system prompt of this many tokens for every request
+	ISLMean                  int     // --synthetic-input-tokens-mean / --isl
+	ISLStddev                float64 // --synthetic-input-tokens-stddev
+	OSLMean                  int     // --output-tokens-mean / --osl; 0 leaves max_tokens unset
+	OSLStddev                float64 // --output-tokens-stddev
 
 	ExtraInputs []string // --extra-inputs key:value, repeatable
 	Headers     []string // -H/--header "Name: value", repeatable
@@ -405,6 +410,16 @@ func (p *Profile) validateLoad() []error {
 		}
 	default:
 		bad("--dataset-sampling-strategy %q: want sequential, shuffle or random", p.DatasetSampling)
+	}
+	switch {
+	case p.NumPrefixPrompts < 0 || p.PrefixPromptLength < 0 || p.SharedSystemPromptLength < 0:
+		bad("--num-prefix-prompts, --prefix-prompt-length and --shared-system-prompt-length must not be negative")
+	case (p.NumPrefixPrompts > 0) != (p.PrefixPromptLength > 0):
+		bad("--num-prefix-prompts and --prefix-prompt-length go together (a pool of N prefixes of L tokens)")
+	case (p.NumPrefixPrompts > 0 || p.SharedSystemPromptLength > 0) && p.InputFile != "":
+		bad("--num-prefix-prompts and --shared-system-prompt-length shape synthetic prompts, not an --input-file's")
+	case p.PrefixPromptLength > dataset.MaxInputLength || p.SharedSystemPromptLength > dataset.MaxInputLength:
+		bad("a prefix or system prompt past %d tokens", dataset.MaxInputLength)
 	}
 	if p.ISLBlockSize < 1 {
 		bad("--isl-block-size %d: must be at least 1", p.ISLBlockSize)

@@ -7,10 +7,11 @@ var _ Kind = Chat{}
 
 // Build makes a single-turn chat request: one user message.
 func (Chat) Build(in Input) ([]byte, error) {
-	return marshalBody(map[string]any{
-		"model":    in.Model,
-		"messages": []map[string]string{{"role": "user", "content": in.Prompt}},
-	}, in)
+	msgs := []map[string]string{{"role": "user", "content": in.Prompt}}
+	if in.System != "" {
+		msgs = append([]map[string]string{{"role": "system", "content": in.System}}, msgs...)
+	}
+	return marshalBody(map[string]any{"model": in.Model, "messages": msgs}, in)
 }
 
 // ParseChunk reads one chat.completion.chunk.

@@ -7,7 +7,11 @@ var _ Kind = Completions{}
 
 // Build makes a completions request with the prompt as one string.
 func (Completions) Build(in Input) ([]byte, error) {
-	return marshalBody(map[string]any{"model": in.Model, "prompt": in.Prompt}, in)
+	prompt := in.Prompt
+	if in.System != "" {
+		prompt = in.System + " " + prompt
+	}
+	return marshalBody(map[string]any{"model": in.Model, "prompt": prompt}, in)
 }
 
 // ParseChunk reads one streamed text_completion object.

@@ -215,6 +215,7 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 		DurationNs: seconds(p.BenchmarkDuration), GraceNs: seconds(p.GracePeriod),
 		CancelPct: p.CancellationRate, CancelDelay: seconds(p.CancellationDelay)}
 	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: PayloadSeed(seed, p.Repeat), synthetic: p.InputFile == ""}
+	g.shapes(p, seed)
 	var file []dataset.Line
 	var digest string
 	if p.InputFile != "" {
@@ -333,8 +334,33 @@ type gen struct {
 	prompts                []dataset.Prompt // a file's prompts (cycled), or a fixed schedule's selection
 	sampling               string           // how a file's prompts are taken: sequential, shuffle or random
 	samplingRoot           uint64
+	prefixes               []string // synthetic prompts: the pool one of which starts each (--num-prefix-prompts)
+	prefixPicks            uint64   // root of which prefix request i takes
+	system                 string   // the shared system prompt, or ""
 	dues                   []float64 // a fixed schedule's due offsets, seconds
 	arrivals               *dueSpec  // an arrival process's
+}
+
+// shapes sets up the prefix shapes of synthetic prompts: a pool of
+// --num-prefix-prompts prefixes and a shared system prompt, their words
+// from the repeat's own root (each repeat its own, none served from
+// another's cache; within a run they are shared, as they are meant to be).
+func (g *gen) shapes(p *config.Profile, seed uint64) {
+	words := func(n int, index uint64) string {
+		r := rand.New(rand.NewPCG(Root(g.wordsRoot, StreamPrefixes), index))
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = tokenizer.Word(r.IntN(tokenizer.VocabSize))
+		}
+		return strings.Join(ws, " ")
+	}
+	for k := 0; k < p.NumPrefixPrompts; k++ {
+		g.prefixes = append(g.prefixes, words(p.PrefixPromptLength, uint64(k)))
+	}
+	g.prefixPicks = Root(seed, StreamPrefixPicks)
+	if p.SharedSystemPromptLength > 0 {
+		g.system = words(p.SharedSystemPromptLength, math.MaxUint64)
+	}
 }
 
 // dueSpec is an open loop's arrival process, laid out as Dues says, one
@@ -447,10 +473,23 @@ func (it *Iter) next(keep bool) bool {
 	}
 	g, i := ph.gen, it.i
 	it.i++
+	b := g.b
 	var pr dataset.Prompt
+	body := "" // a synthetic prompt's own text, after its prefix
 	switch {
 	case it.prompts != nil:
 		pr = it.prompts.Next(keep)
+		body = pr.Text
+		if len(g.prefixes) > 0 {
+			pre := g.prefixes[rand.New(rand.NewPCG(g.prefixPicks, uint64(i))).IntN(len(g.prefixes))]
+			pr.ISL += b.p.PrefixPromptLength
+			if keep {
+				pr.Text = pre + " " + pr.Text
+			}
+		}
+		if g.system != "" {
+			pr.ISL += b.p.SharedSystemPromptLength
+		}
 	case len(g.prompts) > 0:
 		pr = g.prompts[it.order(i)]
 	}
@@ -477,23 +516,25 @@ func (it *Iter) next(keep bool) bool {
 		e.CancelAfterNs = ph.CancelDelay
 	}
 	if keep {
-		b := g.b
-		body, err := b.kind.Build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
+		req, err := b.kind.Build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, System: g.system, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
 			Usage: b.p.UseServerTokenCount, Extra: b.extra})
 		if err != nil {
 			it.err = fmt.Errorf("build request %d: %w", i, err)
 			return false
 		}
-		e.Body = body
+		e.Body = req
 		// In a cycling pool of synthetic prompts, each entry says where its
 		// prompt's first word sits in the body (FreshAt, FreshLen), so that
 		// the worker can give every cycle after the first its own first
 		// word: a prompt sent again would otherwise be served from the
 		// server's prefix cache.
+		// (The first word of its own text, after any prefix, which is
+		// meant to be served from the cache.)
 		if ph.Cycle && g.synthetic {
-			first, _, _ := strings.Cut(pr.Text, " ")
+			first, _, _ := strings.Cut(body, " ")
 			if _, word := tokenizer.Index(first); word {
-				if at := bytes.Index(body, []byte(pr.Text)); at >= 0 {
+				if at := bytes.Index(req, []byte(pr.Text)); at >= 0 {
+					at += len(pr.Text) - len(body)
 					e.FreshAt, e.FreshLen = at+1, len(first)
 				}
 			}

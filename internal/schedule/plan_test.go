@@ -443,3 +443,44 @@ func TestDatasetSampling(t *testing.T) {
 		t.Errorf("random: %v (10 draws from 10 with replacement all differ 1 time in 2,755)", rnd)
 	}
 }
+
+// Prefix shapes: with 4 prefix prompts of 16 tokens and a 10-token shared
+// system prompt, every request's user text starts with one of the 4 (each
+// used), all share one system message, and ISL counts all of it; a repeat
+// has prefixes of its own.
+func TestPrefixShapes(t *testing.T) {
+	t.Parallel()
+	p := profile()
+	p.RequestCount, p.ISLStddev = 200, 0
+	p.NumPrefixPrompts, p.PrefixPromptLength, p.SharedSystemPromptLength = 4, 16, 10
+	pl, err := Build(p, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type msg struct{ Role, Content string }
+	prefixes, systems := map[string]int{}, map[string]bool{}
+	for _, e := range entries(t, pl.Profiling()) {
+		var body struct{ Messages []msg }
+		json.Unmarshal(e.Body, &body)
+		if len(body.Messages) != 2 || body.Messages[0].Role != "system" || body.Messages[1].Role != "user" {
+			t.Fatalf("messages %+v", body.Messages)
+		}
+		sys, user := body.Messages[0].Content, body.Messages[1].Content
+		systems[sys] = true
+		words := strings.Fields(user)
+		prefixes[strings.Join(words[:16], " ")]++
+		if got := tokenizer.Count(sys) + tokenizer.Count(user); e.ISL != 50+16+10 || got != e.ISL {
+			t.Fatalf("ISL %d, the body holds %d tokens", e.ISL, got)
+		}
+	}
+	if len(prefixes) != 4 || len(systems) != 1 {
+		t.Errorf("%d prefixes, %d system prompts", len(prefixes), len(systems))
+	}
+	q := *p
+	q.Repeat = 1
+	other, _ := Build(&q, 2)
+	a, b := entries(t, pl.Profiling())[0], entries(t, other.Profiling())[0]
+	if bytes.Equal(a.Body[:200], b.Body[:200]) {
+		t.Error("a repeat sent the same system prompt and prefix")
+	}
+}

@@ -15,6 +15,8 @@ const (
 	StreamRepeats                  // each repeat's payload root: repeat r is its own source
 	StreamBlocks                   // a Mooncake trace's hash_ids blocks: hash id h is its own source
 	StreamSampling                 // --dataset-sampling-strategy: draw (random) or epoch (shuffle) i is its own source
+	StreamPrefixes                 // --num-prefix-prompts' texts (prefix k) and the shared system prompt
+	StreamPrefixPicks              // which prefix request i starts with: request i is its own source
 )
 
 // The one recipe, from (root seed, stream, index) to a PCG source, kept in
@@ -31,6 +33,8 @@ var salts = map[uint64]uint64{
 	StreamWarmup:        0x94d049bb133111eb,
 	StreamBlocks:        0xbf58476d1ce4e5b9,
 	StreamSampling:      0xd6e8feb86659fd93,
+	StreamPrefixes:      0xa0761d6478bd642f,
+	StreamPrefixPicks:   0xe7037ed1a0b428db,
 }
 
 const phi = 0x9e3779b97f4a7c15 // 2^64 / the golden ratio
