@@ -18,7 +18,7 @@ type Input struct {
 	Model     string
 	Prompt    string
 	System    string // a system prompt before it (chat: a system message; completions: the prompt's start)
-	MaxTokens int // 0: unset
+	MaxTokens int    // 0: unset
 	Stream    bool
 	Usage     bool                       // ask a stream for a usage chunk (stream_options.include_usage)
 	Extra     map[string]json.RawMessage // --extra-inputs, merged last

@@ -334,9 +334,9 @@ type gen struct {
 	prompts                []dataset.Prompt // a file's prompts (cycled), or a fixed schedule's selection
 	sampling               string           // how a file's prompts are taken: sequential, shuffle or random
 	samplingRoot           uint64
-	prefixes               []string // synthetic prompts: the pool one of which starts each (--num-prefix-prompts)
-	prefixPicks            uint64   // root of which prefix request i takes
-	system                 string   // the shared system prompt, or ""
+	prefixes               []string  // synthetic prompts: the pool one of which starts each (--num-prefix-prompts)
+	prefixPicks            uint64    // root of which prefix request i takes
+	system                 string    // the shared system prompt, or ""
 	dues                   []float64 // a fixed schedule's due offsets, seconds
 	arrivals               *dueSpec  // an arrival process's
 }
