@@ -679,3 +679,31 @@ func TestPrefixPromptsHitTheCache(t *testing.T) {
 		t.Errorf("ISL p50 %g, warnings %v", r.Metrics["input_sequence_length"].Dist.P50, r.ToolHealth.Warnings)
 	}
 }
+
+// --public-dataset sharegpt reads a local ShareGPT file (nothing is
+// downloaded): its pairs are the prompts, their answers' lengths the max
+// tokens; without --input-file it says where to point it.
+func TestShareGPTDataset(t *testing.T) {
+	s, url := startSim(t, time.Millisecond, time.Millisecond)
+	f := filepath.Join(t.TempDir(), "sharegpt.json")
+	os.WriteFile(f, []byte(`[
+ {"id": "a", "conversations": [{"from": "human", "value": "what is the capital of france"}, {"from": "gpt", "value": "the capital of france is paris"}]},
+ {"id": "b", "conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello there how are you"}]},
+ {"id": "c", "conversations": [{"from": "human", "value": "name three primary colours for me"}, {"from": "gpt", "value": "red yellow and blue are the three"}]}
+]`), 0o644)
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--public-dataset", "sharegpt", "--input-file", f,
+		"--request-count", "4", "--random-seed", "1", "--output-artifact-dir", dir)
+	r, err := result.Read(dir)
+	if res.code != 0 || err != nil || r.Counts.OK != 4 {
+		t.Fatalf("exit %d, %v\n%s", res.code, err, res.stderr)
+	}
+	for _, tr := range s.Truths() {
+		if tr.ISL != 6 {
+			t.Fatalf("the server saw a prompt of %d tokens; the kept pairs have 6", tr.ISL)
+		}
+	}
+	if res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--public-dataset", "sharegpt"); res.code != ExitError || !strings.Contains(res.stderr, "nothing is downloaded") {
+		t.Errorf("no --input-file: exit %d\n%s", res.code, res.stderr)
+	}
+}

@@ -60,6 +60,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.Float64Var(&p.CancellationDelay, "request-cancellation-delay", p.CancellationDelay, "seconds after sending that a cancelled request is cancelled")
 	fs.StringVar(&p.InputFile, "input-file", p.InputFile, "JSONL prompts: {\"text\"|\"input_length\", \"output_length\", \"timestamp\" (ms)}")
 	fs.StringVar(&p.CustomDatasetType, "custom-dataset-type", p.CustomDatasetType, "mooncake_trace: --input-file is a Mooncake trace (timestamp, input_length, output_length, hash_ids), replayed on its timestamps")
+	fs.StringVar(&p.PublicDataset, "public-dataset", p.PublicDataset, "sharegpt: --input-file is a ShareGPT JSON file, read locally (first human/gpt pair of each conversation, vLLM's length filter)")
 	fs.StringVar(&p.DatasetSampling, "dataset-sampling-strategy", p.DatasetSampling, "how --input-file's prompts are taken: sequential (default), shuffle (each pass in its own seeded order) or random (seeded, with replacement)")
 	fs.IntVar(&p.ISLBlockSize, "isl-block-size", p.ISLBlockSize, "tokens per hash_ids block of a mooncake_trace: requests sharing leading hash ids share that prefix")
 	fs.BoolVar(&p.FixedSchedule, "fixed-schedule", p.FixedSchedule, "send at the --input-file timestamps")
@@ -126,7 +127,7 @@ var flagGroups = map[string][]string{
 	"Endpoint": {"model", "url", "endpoint", "endpoint-type", "streaming", "header", "api-key", "request-timeout-seconds"},
 	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev", "sequence-distribution", "seq-dist",
 		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length",
-		"extra-inputs", "input-file", "custom-dataset-type", "dataset-sampling-strategy", "isl-block-size", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
+		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "dataset-sampling-strategy", "isl-block-size", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
 		"num-dataset-entries", "random-seed"},
 	"Load generator": {"concurrency", "request-count", "request-rate", "arrival-pattern", "arrival-smoothness", "benchmark-duration",
 		"benchmark-grace-period", "warmup-request-count", "warmup-duration", "warmup-concurrency", "warmup-request-rate",
@@ -157,7 +158,7 @@ func (p *Profile) NoteSet(fs *pflag.FlagSet) {
 // given one, a user is told it is AIPerf's and not supported here, never
 // that it is unknown.
 var aiperfOnly = []string{
-	"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code", "public-dataset",
+	"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code",
 	"conversation-num", "conversation-turn-mean", "conversation-turn-stddev", "conversation-turn-delay-mean",
 	"conversation-turn-delay-stddev", "conversation-turn-delay-ratio", "user-context-prompt-length", "synthesis-speedup-ratio", "synthesis-prefix-len-multiplier",
 	"synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier", "synthesis-max-isl", "synthesis-max-osl",

@@ -58,6 +58,7 @@ type Profile struct {
 	InputFile                string // --input-file: JSONL prompts (and timestamps for a fixed schedule)
 	CustomDatasetType        string // --custom-dataset-type: "" (plain JSONL) or mooncake_trace
 	DatasetSampling          string // --dataset-sampling-strategy: sequential (default), shuffle, random
+	PublicDataset            string // --public-dataset: sharegpt, read from --input-file (nothing is downloaded)
 	ISLBlockSize             int    // --isl-block-size: tokens per hash_ids block of a Mooncake trace
 	FixedSchedule            bool   // --fixed-schedule: send at the file's timestamps
 	FixedScheduleAutoOffset  bool   // --fixed-schedule-auto-offset: first timestamp becomes 0
@@ -125,6 +126,9 @@ func (p *Profile) Replays() bool { return p.FixedSchedule || p.CustomDatasetType
 
 // Custom dataset types (AIPerf's names).
 const MooncakeTrace = "mooncake_trace"
+
+// ShareGPT is --public-dataset's one value here.
+const ShareGPT = "sharegpt"
 
 // --dataset-sampling-strategy values (AIPerf's).
 const (
@@ -401,6 +405,15 @@ func (p *Profile) validateLoad() []error {
 	}
 	if _, err := ParseSeqDist(p.SeqDist); err != nil {
 		bad("%v", err)
+	}
+	switch {
+	case p.PublicDataset == "":
+	case p.PublicDataset != ShareGPT:
+		bad("--public-dataset %s: not supported here yet (supported: sharegpt)", p.PublicDataset)
+	case p.InputFile == "":
+		bad("--public-dataset sharegpt reads a local file, as nothing is downloaded: give --input-file ShareGPT_V3_unfiltered_cleaned_split.json (or any ShareGPT JSON)")
+	case p.CustomDatasetType != "" || p.Replays():
+		bad("--public-dataset sharegpt with --custom-dataset-type or a fixed schedule: ShareGPT has no timestamps")
 	}
 	switch p.DatasetSampling {
 	case "", SamplingSequential:

@@ -226,7 +226,15 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 			// within a run, shared hash ids share their words.
 			blocks = dataset.Blocks{Size: p.ISLBlockSize, Root: Root(g.wordsRoot, StreamBlocks)}
 		}
-		if file, err = dataset.FromFileBlocks(p.InputFile, Stream(g.wordsRoot, StreamPayloads), blocks); err != nil {
+		if p.PublicDataset == config.ShareGPT {
+			prompts, err := dataset.FromShareGPT(p.InputFile)
+			if err != nil {
+				return nil, "", err
+			}
+			for _, pr := range prompts {
+				file = append(file, dataset.Line{Prompt: pr})
+			}
+		} else if file, err = dataset.FromFileBlocks(p.InputFile, Stream(g.wordsRoot, StreamPayloads), blocks); err != nil {
 			return nil, "", err
 		}
 		if digest, err = fileDigest(p.InputFile); err != nil {

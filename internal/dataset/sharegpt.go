@@ -1,0 +1,73 @@
+package dataset
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
+)
+
+// ShareGPT's filter, as vLLM's benchmark applies it: a pair is kept when
+// its prompt and its answer have at least ShareGPTMinTokens tokens each,
+// the prompt at most ShareGPTMaxPrompt, and both together at most
+// ShareGPTMaxTotal.
+const (
+	ShareGPTMinTokens = 4
+	ShareGPTMaxPrompt = 1024
+	ShareGPTMaxTotal  = 2048
+)
+
+// shareGPTConversation is one record of a ShareGPT JSON file.
+type shareGPTConversation struct {
+	Conversations []struct {
+		From  string `json:"from"`
+		Value string `json:"value"`
+	} `json:"conversations"`
+}
+
+// FromShareGPT reads a ShareGPT JSON file (an array of conversations) as a
+// stream, one record at a time, so memory stays flat however large the
+// file: the first human/gpt pair of each conversation becomes a prompt
+// whose max tokens is the answer's length, kept by vLLM's filter. Lengths
+// are the built-in tokenizer's. Errors name the file and the record.
+func FromShareGPT(path string) ([]Prompt, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--input-file: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(f)
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return nil, fmt.Errorf("%s: not a ShareGPT file: want a JSON array of conversations", path)
+	}
+	var out []Prompt
+	for i := 0; dec.More(); i++ {
+		var c shareGPTConversation
+		if err := dec.Decode(&c); err != nil {
+			return nil, fmt.Errorf("%s: record %d: %v", path, i, err)
+		}
+		if len(c.Conversations) < 2 {
+			continue
+		}
+		q, a := c.Conversations[0], c.Conversations[1]
+		if q.From != "human" || a.From != "gpt" {
+			continue
+		}
+		in, outLen := tokenizer.Count(q.Value), tokenizer.Count(a.Value)
+		if in < ShareGPTMinTokens || outLen < ShareGPTMinTokens || in > ShareGPTMaxPrompt || in+outLen > ShareGPTMaxTotal {
+			continue
+		}
+		out = append(out, Prompt{Text: q.Value, ISL: in, MaxTokens: outLen})
+	}
+	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: after the last record: %v", path, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no conversation passes the filter (a human then a gpt turn, %d to %d prompt tokens, at most %d in all)",
+			path, ShareGPTMinTokens, ShareGPTMaxPrompt, ShareGPTMaxTotal)
+	}
+	return out, nil
+}

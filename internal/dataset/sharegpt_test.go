@@ -1,0 +1,88 @@
+package dataset
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func shareGPTFile(t testing.TB, convs ...[]string) string {
+	t.Helper()
+	var recs []map[string]any
+	for i, c := range convs {
+		var turns []map[string]string
+		for j, v := range c {
+			from := "human"
+			if j%2 == 1 {
+				from = "gpt"
+			}
+			if strings.HasPrefix(v, "gpt:") {
+				from, v = "gpt", strings.TrimPrefix(v, "gpt:")
+			}
+			turns = append(turns, map[string]string{"from": from, "value": v})
+		}
+		recs = append(recs, map[string]any{"id": i, "conversations": turns})
+	}
+	b, _ := json.Marshal(recs)
+	p := filepath.Join(t.TempDir(), "sharegpt.json")
+	os.WriteFile(p, b, 0o644)
+	return p
+}
+
+// The first human/gpt pair of each conversation, kept by vLLM's filter:
+// too short a prompt or answer, too long a prompt or pair, a lone turn and
+// a conversation that starts with gpt are left out; the answer's length
+// is the request's max tokens.
+func TestShareGPT(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("word ", 1100)
+	p := shareGPTFile(t,
+		[]string{"what is the capital of france", "the capital of france is paris", "and of spain", "madrid"},
+		[]string{"hi", "hello there how are you"},
+		[]string{"a lone question with no answer"},
+		[]string{"gpt:it starts with the model", "then the human answers here"},
+		[]string{long, "an answer of five words"},
+		[]string{"tell me a very short story please", strings.Repeat("once ", 20)},
+	)
+	ps, err := FromShareGPT(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 2 || ps[0].Text != "what is the capital of france" || ps[0].ISL != 6 || ps[0].MaxTokens != 6 || ps[1].MaxTokens != 20 {
+		t.Fatalf("%+v", ps)
+	}
+	os.WriteFile(p, []byte(`[{"conversations": [{"from": "human", "value": "a b c d"}]}, {"conversations": 7}]`), 0o644)
+	if _, err := FromShareGPT(p); err == nil || !strings.Contains(err.Error(), "record 1") {
+		t.Errorf("a bad record: %v", err)
+	}
+	os.WriteFile(p, []byte(`{"not": "an array"}`), 0o644)
+	if _, err := FromShareGPT(p); err == nil || !strings.Contains(err.Error(), "not a ShareGPT file") {
+		t.Errorf("not an array: %v", err)
+	}
+}
+
+// Whatever the bytes, FromShareGPT returns prompts within the filter or an
+// error; nothing panics.
+func FuzzShareGPT(f *testing.F) {
+	f.Add([]byte(`[{"conversations": [{"from": "human", "value": "one two three four"}, {"from": "gpt", "value": "five six seven eight"}]}]`))
+	f.Add([]byte(`[{"conversations": []}, 3, "x"]`))
+	f.Add([]byte(`[`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "s.json")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Skip()
+		}
+		ps, err := FromShareGPT(p)
+		if err != nil {
+			return
+		}
+		for _, pr := range ps {
+			if pr.ISL < ShareGPTMinTokens || pr.ISL > ShareGPTMaxPrompt || pr.ISL+pr.MaxTokens > ShareGPTMaxTotal {
+				t.Fatalf("a pair past the filter: %d + %d", pr.ISL, pr.MaxTokens)
+			}
+		}
+	})
+}
