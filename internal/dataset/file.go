@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -63,77 +66,168 @@ func (bl Blocks) text(ids []int64, n int) string {
 	return b.String()
 }
 
-// FromFile reads a JSONL input file. Lines without "text" get a synthetic
-// prompt of "input_length" words drawn from words. Errors name file and line.
-func FromFile(path string, words *rand.Rand) ([]Line, error) {
-	return FromFileBlocks(path, words, Blocks{})
+// Index is an input file read once, as a stream: each line's place in
+// the file and what a plan needs of it without its text (timestamp,
+// lengths). A prompt's text is read back from the file, line by line, when
+// its request is built, so memory holds ~40 bytes a line, not the file.
+type Index struct {
+	Path   string
+	Lines  []LineMeta
+	blocks Blocks
+	words  uint64 // root of synthesized lines' words: line j draws from its own source
 }
 
-// FromFileBlocks is FromFile for a file whose lines may carry hash_ids (a
-// Mooncake trace): their prompts are made of blocks (see Blocks).
-func FromFileBlocks(path string, words *rand.Rand, blocks Blocks) ([]Line, error) {
-	b, err := os.ReadFile(path)
+// LineMeta is one line of an indexed file.
+type LineMeta struct {
+	Off              int64
+	Len              int32
+	ISL, MaxTokens   int32
+	TimestampMs      float64
+	HasTime, Derived bool // Derived: the text is made (input_length, hash_ids), not read
+}
+
+// FromFile reads a JSONL input file whole: IndexFile, then every line's
+// prompt. (For tests and small files; a plan reads through an Index.)
+func FromFile(path string, words uint64, blocks Blocks) ([]Line, error) {
+	x, err := IndexFile(path, words, blocks)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--input-file: %w", err)
 	}
-	var out []Line
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
+	defer f.Close()
+	out := make([]Line, len(x.Lines))
+	for j, m := range x.Lines {
+		text, err := x.Text(j, f)
+		if err != nil {
+			return nil, err
 		}
-		var fl fileLine
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		if err := dec.Decode(&fl); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", path, n, err)
-		}
-		var l Line
-		switch {
-		case len(fl.HashIDs) > 0 && blocks.Size <= 0:
-			return nil, fmt.Errorf("%s:%d: \"hash_ids\" is a Mooncake trace's: give --custom-dataset-type mooncake_trace", path, n)
-		case len(fl.HashIDs) > 0:
-			if fl.InputLength == nil {
-				return nil, fmt.Errorf("%s:%d: \"hash_ids\" without \"input_length\"", path, n)
-			}
-			k, in := len(fl.HashIDs), *fl.InputLength
-			if in <= blocks.Size*(k-1) || in > blocks.Size*k || in > MaxInputLength {
-				return nil, fmt.Errorf("%s:%d: \"input_length\" %d does not fit %d hash_ids of %d-token blocks (--isl-block-size): it must be %d to %d",
-					path, n, in, k, blocks.Size, blocks.Size*(k-1)+1, blocks.Size*k)
-			}
-			l.Text, l.ISL = blocks.text(fl.HashIDs, in), in
-		case fl.Text != nil:
-			l.Text = *fl.Text
-			l.ISL = tokenizer.Count(l.Text)
-		case fl.InputLength != nil && *fl.InputLength > MaxInputLength:
-			return nil, fmt.Errorf("%s:%d: \"input_length\" %d is past %d tokens, longer than any model's context", path, n, *fl.InputLength, MaxInputLength)
-		case fl.InputLength != nil && *fl.InputLength > 0:
-			l.Prompt = synth(*fl.InputLength, words)
-		default:
-			return nil, fmt.Errorf("%s:%d: want \"text\" or a positive \"input_length\"", path, n)
-		}
-		if fl.OutputLength != nil {
-			if *fl.OutputLength < 0 {
-				return nil, fmt.Errorf("%s:%d: negative \"output_length\"", path, n)
-			}
-			l.MaxTokens = *fl.OutputLength
-		}
-		if fl.Timestamp != nil {
-			if *fl.Timestamp < 0 {
-				return nil, fmt.Errorf("%s:%d: negative \"timestamp\"", path, n)
-			}
-			l.TimestampMs, l.HasTime = *fl.Timestamp, true
-		}
-		out = append(out, l)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no prompts", path)
+		out[j] = Line{Prompt: Prompt{Text: text, ISL: int(m.ISL), MaxTokens: int(m.MaxTokens)}, TimestampMs: m.TimestampMs, HasTime: m.HasTime}
 	}
 	return out, nil
+}
+
+// IndexFile reads a JSONL input file as a stream and indexes its lines:
+// "text" (its tokens counted), or "input_length" (synthesized from words,
+// line j from its own source), or a Mooncake trace's "hash_ids" (made of
+// blocks, see Blocks), with "output_length" and a "timestamp" in ms.
+// Errors name the file and the line.
+func IndexFile(path string, words uint64, blocks Blocks) (*Index, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--input-file: %w", err)
+	}
+	defer f.Close()
+	x := &Index{Path: path, blocks: blocks, words: words}
+	r := bufio.NewReaderSize(f, 1<<20)
+	var off int64
+	for n := 1; ; n++ {
+		raw, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: gather it (up to 64 MiB).
+			long := append([]byte{}, raw...)
+			for errors.Is(err, bufio.ErrBufferFull) && len(long) <= 64<<20 {
+				raw, err = r.ReadSlice('\n')
+				long = append(long, raw...)
+			}
+			if len(long) > 64<<20 {
+				return nil, fmt.Errorf("%s:%d: a line longer than 64 MiB", path, n)
+			}
+			raw = long
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		line := bytes.TrimSpace(raw)
+		if len(line) > 0 {
+			m, _, perr := x.parse(line, n)
+			if perr != nil {
+				return nil, perr
+			}
+			m.Off, m.Len = off, int32(len(raw))
+			x.Lines = append(x.Lines, m)
+		}
+		off += int64(len(raw))
+		if err != nil { // EOF
+			break
+		}
+	}
+	if len(x.Lines) == 0 {
+		return nil, fmt.Errorf("%s: no prompts", path)
+	}
+	return x, nil
+}
+
+// parse checks one line (number n) and returns what the index keeps of it
+// and its text when the line holds one.
+func (x *Index) parse(raw []byte, n int) (LineMeta, *fileLine, error) {
+	path, blocks := x.Path, x.blocks
+	var fl fileLine
+	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&fl); err != nil {
+		return LineMeta{}, nil, fmt.Errorf("%s:%d: %v", path, n, err)
+	}
+	var m LineMeta
+	switch {
+	case len(fl.HashIDs) > 0 && blocks.Size <= 0:
+		return m, nil, fmt.Errorf("%s:%d: \"hash_ids\" is a Mooncake trace's: give --custom-dataset-type mooncake_trace", path, n)
+	case len(fl.HashIDs) > 0:
+		if fl.InputLength == nil {
+			return m, nil, fmt.Errorf("%s:%d: \"hash_ids\" without \"input_length\"", path, n)
+		}
+		k, in := len(fl.HashIDs), *fl.InputLength
+		if in <= blocks.Size*(k-1) || in > blocks.Size*k || in > MaxInputLength {
+			return m, nil, fmt.Errorf("%s:%d: \"input_length\" %d does not fit %d hash_ids of %d-token blocks (--isl-block-size): it must be %d to %d",
+				path, n, in, k, blocks.Size, blocks.Size*(k-1)+1, blocks.Size*k)
+		}
+		m.ISL, m.Derived = int32(in), true
+	case fl.Text != nil:
+		c := tokenizer.Count(*fl.Text)
+		if c > MaxInputLength {
+			return m, nil, fmt.Errorf("%s:%d: \"text\" of %d tokens is past %d", path, n, c, MaxInputLength)
+		}
+		m.ISL = int32(c)
+	case fl.InputLength != nil && *fl.InputLength > MaxInputLength:
+		return m, nil, fmt.Errorf("%s:%d: \"input_length\" %d is past %d tokens, longer than any model's context", path, n, *fl.InputLength, MaxInputLength)
+	case fl.InputLength != nil && *fl.InputLength > 0:
+		m.ISL, m.Derived = int32(*fl.InputLength), true
+	default:
+		return m, nil, fmt.Errorf("%s:%d: want \"text\" or a positive \"input_length\"", path, n)
+	}
+	if fl.OutputLength != nil {
+		if *fl.OutputLength < 0 || *fl.OutputLength > MaxInputLength {
+			return m, nil, fmt.Errorf("%s:%d: \"output_length\" %d: negative or past %d", path, n, *fl.OutputLength, MaxInputLength)
+		}
+		m.MaxTokens = int32(*fl.OutputLength)
+	}
+	if fl.Timestamp != nil {
+		if *fl.Timestamp < 0 || math.IsInf(*fl.Timestamp, 0) {
+			return m, nil, fmt.Errorf("%s:%d: negative \"timestamp\"", path, n)
+		}
+		m.TimestampMs, m.HasTime = *fl.Timestamp, true
+	}
+	return m, &fl, nil
+}
+
+// Text is line j's prompt text, read back from f (the indexed file).
+func (x *Index) Text(j int, f io.ReaderAt) (string, error) {
+	m := x.Lines[j]
+	raw := make([]byte, m.Len)
+	if _, err := f.ReadAt(raw, m.Off); err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("%s: read line %d again: %w", x.Path, j+1, err)
+	}
+	var fl fileLine
+	if err := json.Unmarshal(bytes.TrimSpace(raw), &fl); err != nil {
+		return "", fmt.Errorf("%s: the file changed since it was read: %v", x.Path, err)
+	}
+	switch {
+	case len(fl.HashIDs) > 0:
+		return x.blocks.text(fl.HashIDs, int(m.ISL)), nil
+	case fl.Text != nil:
+		return *fl.Text, nil
+	}
+	return synth(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))).Text, nil
 }
 
 func synth(n int, words *rand.Rand) Prompt {

@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +20,7 @@ func FuzzFromFile(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Skip()
 		}
-		lines, err := FromFileBlocks(p, rand.New(rand.NewPCG(1, 2)), Blocks{Size: 8, Root: 3})
+		lines, err := FromFile(p, 1, Blocks{Size: 8, Root: 3})
 		if err != nil {
 			return
 		}
@@ -45,7 +44,7 @@ func TestMooncakeBlocks(t *testing.T) {
 {"timestamp": 9, "input_length": 24, "hash_ids": [1, 2, 3]}
 `), 0o644)
 	bl := Blocks{Size: 8, Root: 42}
-	lines, err := FromFileBlocks(p, rand.New(rand.NewPCG(1, 2)), bl)
+	lines, err := FromFile(p, 1, bl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,15 +59,15 @@ func TestMooncakeBlocks(t *testing.T) {
 	if lines[0].Text != lines[2].Text {
 		t.Error("the same hash ids made two prompts")
 	}
-	other, _ := FromFileBlocks(p, rand.New(rand.NewPCG(1, 2)), Blocks{Size: 8, Root: 43})
+	other, _ := FromFile(p, 1, Blocks{Size: 8, Root: 43})
 	if other[0].Text == lines[0].Text {
 		t.Error("another root (another repeat) sent the same blocks")
 	}
 	os.WriteFile(p, []byte(`{"input_length": 24, "hash_ids": [1]}`+"\n"), 0o644)
-	if _, err := FromFileBlocks(p, nil, bl); err == nil || !strings.Contains(err.Error(), "trace.jsonl:1: \"input_length\" 24 does not fit 1 hash_ids of 8-token blocks") {
+	if _, err := FromFile(p, 1, bl); err == nil || !strings.Contains(err.Error(), "trace.jsonl:1: \"input_length\" 24 does not fit 1 hash_ids of 8-token blocks") {
 		t.Errorf("24 tokens in one block of 8: %v", err)
 	}
-	if _, err := FromFile(p, nil); err == nil || !strings.Contains(err.Error(), "mooncake_trace") {
+	if _, err := FromFile(p, 1, Blocks{}); err == nil || !strings.Contains(err.Error(), "mooncake_trace") {
 		t.Errorf("hash ids without the trace type: %v", err)
 	}
 }

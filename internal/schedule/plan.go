@@ -216,7 +216,6 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 		CancelPct: p.CancellationRate, CancelDelay: seconds(p.CancellationDelay)}
 	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: PayloadSeed(seed, p.Repeat), synthetic: p.InputFile == ""}
 	g.shapes(p, seed)
-	var file []dataset.Line
 	var digest string
 	if p.InputFile != "" {
 		var err error
@@ -227,33 +226,25 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 			blocks = dataset.Blocks{Size: p.ISLBlockSize, Root: Root(g.wordsRoot, StreamBlocks)}
 		}
 		if p.PublicDataset == config.ShareGPT {
-			prompts, err := dataset.FromShareGPT(p.InputFile)
-			if err != nil {
+			if g.prompts, err = dataset.FromShareGPT(p.InputFile); err != nil {
 				return nil, "", err
 			}
-			for _, pr := range prompts {
-				file = append(file, dataset.Line{Prompt: pr})
-			}
-		} else if file, err = dataset.FromFileBlocks(p.InputFile, Stream(g.wordsRoot, StreamPayloads), blocks); err != nil {
+		} else if g.index, err = dataset.IndexFile(p.InputFile, Root(g.wordsRoot, StreamPayloads), blocks); err != nil {
 			return nil, "", err
 		}
 		if digest, err = fileDigest(p.InputFile); err != nil {
 			return nil, "", err
-		}
-		g.prompts = make([]dataset.Prompt, len(file))
-		for i, l := range file {
-			g.prompts[i] = l.Prompt
 		}
 		g.sampling, g.samplingRoot = p.DatasetSampling, Root(seed, StreamSampling)
 	}
 	switch {
 	case p.Replays():
 		ph.Open = true
-		sel, d, err := fixedSchedule(p, file)
+		lines, d, err := fixedSchedule(p, g.index)
 		if err != nil {
 			return nil, "", err
 		}
-		g.prompts, g.dues, ph.Count = sel, d, len(sel)
+		g.lines, g.dues, ph.Count = lines, d, len(lines)
 	case p.RequestRate > 0:
 		ph.Open, ph.Rate = true, p.RequestRate
 		arr, err := NewArrival(p.ArrivalPattern, p.ArrivalSmoothness)
@@ -285,23 +276,30 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 // fileDigest is the sha256 of a file, which a worker checks before it
 // generates entries from the same file.
 func fileDigest(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("--input-file: %w", err)
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("--input-file: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// fixedSchedule selects the file's timestamped lines inside the offsets and
-// turns their timestamps into due offsets.
-func fixedSchedule(p *config.Profile, file []dataset.Line) ([]dataset.Prompt, []float64, error) {
+// fixedSchedule selects the file's timestamped lines inside the offsets,
+// in timestamp order, and turns their timestamps into due offsets.
+func fixedSchedule(p *config.Profile, x *dataset.Index) ([]int, []float64, error) {
+	if x == nil {
+		return nil, nil, fmt.Errorf("--fixed-schedule needs an --input-file of timestamped lines")
+	}
 	type ts struct {
 		t float64
 		i int
 	}
 	var sel []ts
-	for i, l := range file {
+	for i, l := range x.Lines {
 		if !l.HasTime {
 			return nil, nil, fmt.Errorf("--fixed-schedule: %s line %d has no \"timestamp\"", p.InputFile, i+1)
 		}
@@ -321,13 +319,13 @@ func fixedSchedule(p *config.Profile, file []dataset.Line) ([]dataset.Prompt, []
 	if p.FixedScheduleAutoOffset && len(sel) > 0 {
 		base = sel[0].t
 	}
-	prompts := make([]dataset.Prompt, len(sel))
+	lines := make([]int, len(sel))
 	dues := make([]float64, len(sel))
 	for k, s := range sel {
-		prompts[k] = file[s.i].Prompt
+		lines[k] = s.i
 		dues[k] = (s.t - base) / 1000
 	}
-	return prompts, dues, nil
+	return lines, dues, nil
 }
 
 // gen is how a phase's entries are made. Entry i takes the i-th prompt
@@ -339,7 +337,9 @@ type gen struct {
 	ids                    uint64 // root of the id stream
 	lengthsRoot, wordsRoot uint64 // roots of a synthetic prompt stream
 	synthetic              bool
-	prompts                []dataset.Prompt // a file's prompts (cycled), or a fixed schedule's selection
+	prompts                []dataset.Prompt // ShareGPT's prompts (cycled)
+	index                  *dataset.Index   // an input file's lines, read back as their requests are built
+	lines                  []int            // a fixed schedule's lines of index, in order (nil: every line)
 	sampling               string           // how a file's prompts are taken: sequential, shuffle or random
 	samplingRoot           uint64
 	prefixes               []string  // synthetic prompts: the pool one of which starts each (--num-prefix-prompts)
@@ -421,7 +421,8 @@ type Iter struct {
 	prompts *dataset.Stream
 	ids     *rand.Rand
 	dues    *dueSpec
-	perm    []int // shuffle: this pass's order of a file's prompts
+	f       *os.File // the input file, open while its lines are read back
+	perm    []int    // shuffle: this pass's order of a file's prompts
 	epoch   int
 	e       Entry
 	err     error
@@ -477,6 +478,10 @@ func (it *Iter) next(keep bool) bool {
 		return true
 	}
 	if it.i >= ph.Count {
+		if it.f != nil {
+			it.f.Close()
+			it.f = nil
+		}
 		return false
 	}
 	g, i := ph.gen, it.i
@@ -500,6 +505,29 @@ func (it *Iter) next(keep bool) bool {
 		}
 	case len(g.prompts) > 0:
 		pr = g.prompts[it.order(i)]
+	case g.index != nil:
+		j := it.order(i)
+		if g.lines != nil {
+			j = g.lines[i]
+		}
+		m := g.index.Lines[j]
+		pr.ISL, pr.MaxTokens = int(m.ISL), int(m.MaxTokens)
+		if keep {
+			if it.f == nil {
+				f, err := os.Open(g.index.Path)
+				if err != nil {
+					it.err = fmt.Errorf("--input-file: %w", err)
+					return false
+				}
+				it.f = f
+			}
+			text, err := g.index.Text(j, it.f)
+			if err != nil {
+				it.err = err
+				return false
+			}
+			pr.Text = text
+		}
 	}
 	var id string
 	if keep {
@@ -599,6 +627,9 @@ func (r *RoundRobin) Next() int {
 // order (shuffle), or drawn with replacement (random).
 func (it *Iter) order(i int) int {
 	g, n := it.ph.gen, len(it.ph.gen.prompts)
+	if g.index != nil {
+		n = len(g.index.Lines)
+	}
 	switch g.sampling {
 	case config.SamplingRandom:
 		return rand.New(rand.NewPCG(g.samplingRoot, uint64(i))).IntN(n)

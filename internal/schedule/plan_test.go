@@ -1,15 +1,18 @@
 package schedule
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
@@ -482,5 +485,50 @@ func TestPrefixShapes(t *testing.T) {
 	a, b := entries(t, pl.Profiling())[0], entries(t, other.Profiling())[0]
 	if bytes.Equal(a.Body[:200], b.Body[:200]) {
 		t.Error("a repeat sent the same system prompt and prefix")
+	}
+}
+
+// A 1 GB --input-file is read as a stream: indexing it and building
+// requests from it keep the heap far below the file's size. Skipped
+// unless AIPERF_BIG_INPUT=1 (it writes 1 GB under the temp folder).
+func TestBigInputFileMemory(t *testing.T) {
+	if os.Getenv("AIPERF_BIG_INPUT") != "1" {
+		t.Skip("set AIPERF_BIG_INPUT=1 to write and read a 1 GB input file")
+	}
+	f := filepath.Join(t.TempDir(), "big.jsonl")
+	w, err := os.Create(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := `{"text": "` + strings.Repeat("lorem ipsum dolor sit amet ", 37) + `", "output_length": 16}` + "\n"
+	bw := bufio.NewWriterSize(w, 1<<20)
+	n := (1 << 30) / len(line)
+	for i := 0; i < n; i++ {
+		bw.WriteString(line)
+	}
+	bw.Flush()
+	w.Close()
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	p := profile()
+	p.InputFile, p.RequestCount = f, 2000
+	pl, err := Build(p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := time.Since(start)
+	it := pl.Profiling().Iter()
+	k := 0
+	for it.Next(true) {
+		k++
+	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	t.Logf("%d lines (%.2f GB): indexed in %s; %d requests built; heap in use %.0f MB, obtained from the OS %.0f MB (before: %.0f MB)",
+		n, float64(n*len(line))/(1<<30), built.Round(time.Millisecond), k, float64(after.HeapInuse)/1e6, float64(after.Sys)/1e6, float64(before.Sys)/1e6)
+	if after.Sys > 300e6 || k != 2000 {
+		t.Errorf("%.0f MB from the OS for a 1 GB file", float64(after.Sys)/1e6)
 	}
 }
