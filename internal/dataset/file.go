@@ -121,6 +121,7 @@ func IndexFile(path string, words uint64, blocks Blocks) (*Index, error) {
 	}
 	defer f.Close()
 	x := &Index{Path: path, blocks: blocks, words: words}
+	var problems []error
 	r := bufio.NewReaderSize(f, 1<<20)
 	var off int64
 	for n := 1; ; n++ {
@@ -144,7 +145,10 @@ func IndexFile(path string, words uint64, blocks Blocks) (*Index, error) {
 		if len(line) > 0 {
 			m, _, perr := x.parse(line, n)
 			if perr != nil {
-				return nil, perr
+				// Every problem at once (up to maxProblems), not the first.
+				if problems = append(problems, perr); len(problems) == maxProblems {
+					return nil, fmt.Errorf("%w\n(stopped after %d problems)", errors.Join(problems...), maxProblems)
+				}
 			}
 			m.Off, m.Len = off, int32(len(raw))
 			x.Lines = append(x.Lines, m)
@@ -154,11 +158,17 @@ func IndexFile(path string, words uint64, blocks Blocks) (*Index, error) {
 			break
 		}
 	}
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
 	if len(x.Lines) == 0 {
 		return nil, fmt.Errorf("%s: no prompts", path)
 	}
 	return x, nil
 }
+
+// maxProblems is how many bad lines IndexFile lists before it stops.
+const maxProblems = 20
 
 // parse checks one line (number n) and returns what the index keeps of it
 // and its text when the line holds one.

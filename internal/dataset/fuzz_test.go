@@ -71,3 +71,33 @@ func TestMooncakeBlocks(t *testing.T) {
 		t.Errorf("hash ids without the trace type: %v", err)
 	}
 }
+
+// A file with several bad lines lists each, with its line, at once.
+func TestIndexFileListsEveryProblem(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "in.jsonl")
+	os.WriteFile(p, []byte(`{"text": "fine"}
+{"input_length": -3}
+not json
+{"text": "fine again", "timestamp": -1}
+`), 0o644)
+	_, err := IndexFile(p, 1, Blocks{})
+	for _, want := range []string{"in.jsonl:2:", "in.jsonl:3:", "in.jsonl:4:"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("no %s in %v", want, err)
+		}
+	}
+}
+
+// Loader throughput: MB/s indexing a JSONL file of ~1 KB text lines.
+func BenchmarkIndexFile(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "in.jsonl")
+	line := `{"text": "` + strings.Repeat("lorem ipsum dolor sit amet ", 37) + `", "output_length": 16}` + "\n"
+	os.WriteFile(p, []byte(strings.Repeat(line, 10000)), 0o644)
+	b.SetBytes(int64(len(line) * 10000))
+	for b.Loop() {
+		if _, err := IndexFile(p, 1, Blocks{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
