@@ -707,3 +707,21 @@ func TestShareGPTDataset(t *testing.T) {
 		t.Errorf("no --input-file: exit %d\n%s", res.code, res.stderr)
 	}
 }
+
+// A BurstGPT CSV replayed with --fixed-schedule-auto-offset: its rows are
+// due at their timestamps less the first one's.
+func TestBurstGPTReplay(t *testing.T) {
+	_, url := startSim(t, time.Millisecond, time.Millisecond)
+	f := filepath.Join(t.TempDir(), "burst.csv")
+	os.WriteFile(f, []byte("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n100.0,ChatGPT,20,3,23,Conversation log\n100.25,ChatGPT,12,0,12,Conversation log\n100.5,GPT-4,8,2,10,API log\n"), 0o644)
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--input-file", f, "--custom-dataset-type", "burst_gpt_trace",
+		"--fixed-schedule-auto-offset", "--extra-inputs", "ignore_eos:true", "--random-seed", "2", "--output-artifact-dir", dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	recs := readRecords(t, dir)
+	if len(recs) != 2 || recs[0].Due != 0 || recs[1].Due != int64(500*time.Millisecond) || recs[0].ISL != 20 || recs[1].OSL != 2 {
+		t.Fatalf("%d records: %+v", len(recs), recs)
+	}
+}

@@ -59,7 +59,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.Float64Var(&p.CancellationRate, "request-cancellation-rate", p.CancellationRate, "percent of requests to cancel")
 	fs.Float64Var(&p.CancellationDelay, "request-cancellation-delay", p.CancellationDelay, "seconds after sending that a cancelled request is cancelled")
 	fs.StringVar(&p.InputFile, "input-file", p.InputFile, "JSONL prompts: {\"text\"|\"input_length\", \"output_length\", \"timestamp\" (ms)}")
-	fs.StringVar(&p.CustomDatasetType, "custom-dataset-type", p.CustomDatasetType, "mooncake_trace: --input-file is a Mooncake trace (timestamp, input_length, output_length, hash_ids), replayed on its timestamps")
+	fs.StringVar(&p.CustomDatasetType, "custom-dataset-type", p.CustomDatasetType, "mooncake_trace: --input-file is a Mooncake trace (timestamp, input_length, output_length, hash_ids); burst_gpt_trace: a BurstGPT CSV (Timestamp, Request tokens, Response tokens); each replayed on its timestamps")
 	fs.StringVar(&p.PublicDataset, "public-dataset", p.PublicDataset, "sharegpt: --input-file is a ShareGPT JSON file, read locally (first human/gpt pair of each conversation, vLLM's length filter)")
 	fs.StringVar(&p.DatasetSampling, "dataset-sampling-strategy", p.DatasetSampling, "how --input-file's prompts are taken: sequential (default), shuffle (each pass in its own seeded order) or random (seeded, with replacement)")
 	fs.IntVar(&p.ISLBlockSize, "isl-block-size", p.ISLBlockSize, "tokens per hash_ids block of a mooncake_trace: requests sharing leading hash ids share that prefix")

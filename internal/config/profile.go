@@ -122,10 +122,15 @@ func (p *Profile) OpenLoop() bool { return p.RequestRate > 0 || p.Replays() }
 // Replays reports whether the run sends at its input file's timestamps:
 // --fixed-schedule, or a Mooncake trace, which AIPerf replays on its
 // timestamps unasked.
-func (p *Profile) Replays() bool { return p.FixedSchedule || p.CustomDatasetType == MooncakeTrace }
+func (p *Profile) Replays() bool {
+	return p.FixedSchedule || p.CustomDatasetType == MooncakeTrace || p.CustomDatasetType == BurstGPTTrace
+}
 
 // Custom dataset types (AIPerf's names).
-const MooncakeTrace = "mooncake_trace"
+const (
+	MooncakeTrace = "mooncake_trace"
+	BurstGPTTrace = "burst_gpt_trace"
+)
 
 // ShareGPT is --public-dataset's one value here.
 const ShareGPT = "sharegpt"
@@ -140,7 +145,7 @@ const (
 // aiperfDatasetTypes are AIPerf's other --custom-dataset-type values: a
 // user who gives one gets told it is AIPerf's and not supported here yet,
 // never that it is unknown.
-var aiperfDatasetTypes = []string{"single_turn", "multi_turn", "random_pool", "bailian_trace", "burst_gpt_trace", "baseten_trace", "weka_trace", "sharegpt", "inputs_json", "raw_payload"}
+var aiperfDatasetTypes = []string{"single_turn", "multi_turn", "random_pool", "bailian_trace", "baseten_trace", "weka_trace", "sharegpt", "inputs_json", "raw_payload"}
 
 // Ceiling is the in-flight limit: the concurrency in a closed loop, in an
 // open loop only when --concurrency was given (0: none).
@@ -394,11 +399,11 @@ func (p *Profile) validateLoad() []error {
 		bad("--request-cancellation-delay %g: must not be negative", p.CancellationDelay)
 	}
 	switch {
-	case p.CustomDatasetType == "" || p.CustomDatasetType == MooncakeTrace:
+	case p.CustomDatasetType == "" || p.CustomDatasetType == MooncakeTrace || p.CustomDatasetType == BurstGPTTrace:
 	case slices.Contains(aiperfDatasetTypes, p.CustomDatasetType):
-		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: mooncake_trace, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
+		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: mooncake_trace, burst_gpt_trace, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
 	default:
-		bad("--custom-dataset-type %q: want mooncake_trace", p.CustomDatasetType)
+		bad("--custom-dataset-type %q: want mooncake_trace or burst_gpt_trace", p.CustomDatasetType)
 	}
 	if p.CustomDatasetType != "" && p.InputFile == "" {
 		bad("--custom-dataset-type %s needs --input-file", p.CustomDatasetType)

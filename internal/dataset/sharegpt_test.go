@@ -86,3 +86,59 @@ func FuzzShareGPT(f *testing.F) {
 		}
 	})
 }
+
+// A BurstGPT CSV: each row with tokens in and out is a request at its
+// timestamp (seconds), failed rows (no response tokens) left out, a bad
+// row named, and a header without BurstGPT's columns refused.
+func TestBurstGPT(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "burst.csv")
+	os.WriteFile(p, []byte(`Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type
+5,ChatGPT,472,18,490,Conversation log
+45.5,ChatGPT,1087,0,1087,Conversation log
+118,GPT-4,417,276,693,API log
+`), 0o644)
+	x, err := IndexBurstGPT(p, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Lines) != 2 || x.Lines[0].TimestampMs != 5000 || x.Lines[1].ISL != 417 || x.Lines[1].MaxTokens != 276 {
+		t.Fatalf("%+v", x.Lines)
+	}
+	text, err := x.Text(1, nil)
+	if err != nil || len(strings.Fields(text)) != 417 {
+		t.Fatalf("row 3's prompt: %d words, %v", len(strings.Fields(text)), err)
+	}
+	os.WriteFile(p, []byte("Timestamp,Request tokens,Response tokens\n1,x,3\n"), 0o644)
+	if _, err := IndexBurstGPT(p, 7); err == nil || !strings.Contains(err.Error(), "row 2") {
+		t.Errorf("a bad row: %v", err)
+	}
+	os.WriteFile(p, []byte("time,in,out\n1,2,3\n"), 0o644)
+	if _, err := IndexBurstGPT(p, 7); err == nil || !strings.Contains(err.Error(), "Request tokens") {
+		t.Errorf("another header: %v", err)
+	}
+}
+
+// Whatever the bytes, IndexBurstGPT returns rows within the limits or an
+// error; nothing panics.
+func FuzzBurstGPT(f *testing.F) {
+	f.Add([]byte("Timestamp,Model,Request tokens,Response tokens\n5,m,10,2\n7.5,m,3,0\n"))
+	f.Add([]byte("Timestamp,Request tokens,Response tokens\n\"1,2\n"))
+	f.Add([]byte(""))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "b.csv")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Skip()
+		}
+		x, err := IndexBurstGPT(p, 1)
+		if err != nil {
+			return
+		}
+		for _, l := range x.Lines {
+			if l.ISL < 1 || l.MaxTokens < 1 || l.ISL > MaxInputLength || l.TimestampMs < 0 {
+				t.Fatalf("a row past the limits: %+v", l)
+			}
+		}
+	})
+}

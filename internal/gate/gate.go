@@ -341,7 +341,7 @@ func (g *gate) warmup(ctx context.Context, sc map[string]any, target string) err
 	}
 	p.Repeat = 0
 	p.RequestRate, p.FixedSchedule, p.BenchmarkDuration, p.WarmupRequestCount, p.WarmupDuration = 0, false, 0, 0, 0
-	if p.CustomDatasetType == config.MooncakeTrace { // a trace replays its timestamps: warm up on synthetic prompts
+	if p.CustomDatasetType != "" { // a trace replays its timestamps: warm up on synthetic prompts
 		p.InputFile, p.CustomDatasetType = "", ""
 	}
 	p.RateRampDuration, p.ConcurrencyRampDuration, p.CancellationRate = 0, 0, 0

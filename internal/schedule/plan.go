@@ -229,6 +229,10 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 			if g.prompts, err = dataset.FromShareGPT(p.InputFile); err != nil {
 				return nil, "", err
 			}
+		} else if p.CustomDatasetType == config.BurstGPTTrace {
+			if g.index, err = dataset.IndexBurstGPT(p.InputFile, Root(g.wordsRoot, StreamPayloads)); err != nil {
+				return nil, "", err
+			}
 		} else if g.index, err = dataset.IndexFile(p.InputFile, Root(g.wordsRoot, StreamPayloads), blocks); err != nil {
 			return nil, "", err
 		}
