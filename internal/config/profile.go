@@ -470,18 +470,11 @@ func (p *Profile) validateLoad() []error {
 	return errs
 }
 
-// LengthBucket is one (ISL, OSL) component of --sequence-distribution.
-type LengthBucket struct {
-	ISL, OSL       int
-	ISLStd, OSLStd float64
-	Weight         float64
-}
-
 // ParseSeqDist reads AIPerf's --sequence-distribution:
 // "128,64:25;512,128:50;1024,256:25" is ISL 128 and OSL 64 for a quarter
 // of the requests, and so on; "512|50,128|10:40" gives each a standard
 // deviation. The weights need not add up to 100. "" is no mixture.
-func ParseSeqDist(s string) ([]LengthBucket, error) {
+func ParseSeqDist(s string) ([]dataset.Bucket, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
@@ -501,7 +494,7 @@ func ParseSeqDist(s string) ([]LengthBucket, error) {
 		sd, err := num(std)
 		return m, sd, err == nil && sd >= 0
 	}
-	var out []LengthBucket
+	var out []dataset.Bucket
 	for _, part := range strings.Split(s, ";") {
 		if strings.TrimSpace(part) == "" {
 			continue
@@ -523,7 +516,7 @@ func ParseSeqDist(s string) ([]LengthBucket, error) {
 		if !ok1 || !ok2 {
 			return nil, bad(part, "lengths must be positive whole numbers, their stddevs not negative")
 		}
-		out = append(out, LengthBucket{ISL: isl, OSL: osl, ISLStd: islStd, OSLStd: oslStd, Weight: weight})
+		out = append(out, dataset.Bucket{ISL: isl, OSL: osl, ISLStd: islStd, OSLStd: oslStd, Weight: weight})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("--sequence-distribution %q: no buckets", s)

@@ -3,7 +3,9 @@ package dataset
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,21 +53,15 @@ type Blocks struct {
 
 // text is the prompt of n tokens over hash ids ids.
 func (bl Blocks) text(ids []int64, n int) string {
-	var b strings.Builder
+	parts := make([]string, len(ids))
 	for i, h := range ids {
 		size := bl.Size
 		if i == len(ids)-1 {
 			size = n - bl.Size*(len(ids)-1)
 		}
-		r := rand.New(rand.NewPCG(bl.Root, uint64(h)))
-		for w := 0; w < size; w++ {
-			if b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(tokenizer.Word(r.IntN(tokenizer.VocabSize)))
-		}
+		parts[i] = Words(size, rand.New(rand.NewPCG(bl.Root, uint64(h))))
 	}
-	return b.String()
+	return strings.Join(parts, " ")
 }
 
 // Index is an input file read once, as a stream: each line's place in
@@ -75,6 +71,7 @@ func (bl Blocks) text(ids []int64, n int) string {
 type Index struct {
 	Path    string
 	Lines   []LineMeta
+	Digest  string // the file's sha256, taken in the same pass
 	blocks  Blocks
 	words   uint64 // root of synthesized lines' words: line j draws from its own source
 	lengths bool   // every line is lengths only (a BurstGPT CSV): nothing to read back
@@ -125,7 +122,8 @@ func IndexFile(path string, words uint64, blocks Blocks) (*Index, error) {
 	defer f.Close()
 	x := &Index{Path: path, blocks: blocks, words: words}
 	var problems []error
-	r := bufio.NewReaderSize(f, 1<<20)
+	sum := sha256.New()
+	r := bufio.NewReaderSize(io.TeeReader(f, sum), 1<<20)
 	var off int64
 	for n := 1; ; n++ {
 		raw, err := r.ReadSlice('\n')
@@ -167,6 +165,7 @@ func IndexFile(path string, words uint64, blocks Blocks) (*Index, error) {
 	if len(x.Lines) == 0 {
 		return nil, fmt.Errorf("%s: no prompts", path)
 	}
+	x.Digest = hex.EncodeToString(sum.Sum(nil))
 	return x, nil
 }
 
@@ -246,15 +245,19 @@ func (x *Index) Text(j int, f io.ReaderAt) (string, error) {
 	return synth(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))).Text, nil
 }
 
-func synth(n int, words *rand.Rand) Prompt {
+func synth(n int, words *rand.Rand) Prompt { return Prompt{Text: Words(n, words), ISL: n} }
+
+// Words is n built-in tokenizer words drawn from r, space-separated: n
+// tokens.
+func Words(n int, r *rand.Rand) string {
 	b := make([]byte, 0, n*7)
 	for w := 0; w < n; w++ {
 		if w > 0 {
 			b = append(b, ' ')
 		}
-		b = append(b, tokenizer.Word(words.IntN(tokenizer.VocabSize))...)
+		b = append(b, tokenizer.Word(r.IntN(tokenizer.VocabSize))...)
 	}
-	return Prompt{Text: string(b), ISL: n}
+	return string(b)
 }
 
 // IndexBurstGPT reads a BurstGPT trace (CSV with a header naming
@@ -270,7 +273,8 @@ func IndexBurstGPT(path string, words uint64) (*Index, error) {
 		return nil, fmt.Errorf("--input-file: %w", err)
 	}
 	defer f.Close()
-	r := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
+	sum := sha256.New()
+	r := csv.NewReader(bufio.NewReaderSize(io.TeeReader(f, sum), 1<<20))
 	r.ReuseRecord = true
 	head, err := r.Read()
 	if err != nil {
@@ -318,5 +322,6 @@ func IndexBurstGPT(path string, words uint64) (*Index, error) {
 	if len(x.Lines) == 0 {
 		return nil, fmt.Errorf("%s: no request with tokens in and out", path)
 	}
+	x.Digest = hex.EncodeToString(sum.Sum(nil))
 	return x, nil
 }

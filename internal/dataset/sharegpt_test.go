@@ -1,7 +1,9 @@
 package dataset
 
 import (
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,6 +103,9 @@ func TestBurstGPT(t *testing.T) {
 	x, err := IndexBurstGPT(p, 7)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); x.Digest != fmt.Sprintf("%x", sha256.Sum256(b)) {
+		t.Errorf("digest %s is not the file's sha256", x.Digest)
 	}
 	if len(x.Lines) != 2 || x.Lines[0].TimestampMs != 5000 || x.Lines[1].ISL != 417 || x.Lines[1].MaxTokens != 276 {
 		t.Fatalf("%+v", x.Lines)

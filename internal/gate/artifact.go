@@ -161,7 +161,6 @@ func (a *Artifact) report() (*Report, error) {
 			checkComparison(c, at+".comparison", bad)
 			if c.Comparison != nil {
 				c.Comparison.Verdict = compare.Overall(c.Comparison.Results)
-				c.Verdict = c.Comparison.Verdict
 			}
 			// Paths of runs on the machine that made them: not shown.
 			c.BaselineRuns, c.CandidateRuns = nil, nil

@@ -173,15 +173,16 @@ func title(rep *gate.Report, rows []row) string {
 	switch rep.Verdict {
 	case gate.Fail:
 		var worst *row
+		w := 0.0
 		for i := range rows {
-			if rows[i].r.Verdict == compare.Fail && rows[i].r.Metric != "error_rate" {
-				if w, _, _ := worse(rows[i].r); worst == nil || w > func() float64 { v, _, _ := worse(worst.r); return v }() {
-					worst = &rows[i]
-				}
+			if rows[i].r.Verdict != compare.Fail || rows[i].r.Metric == "error_rate" {
+				continue
+			}
+			if v, _, _ := worse(rows[i].r); worst == nil || v > w {
+				worst, w = &rows[i], v
 			}
 		}
 		if worst != nil {
-			w, _, _ := worse(worst.r)
 			lead := "❌ Performance regression"
 			if rep.Accepted != "" {
 				lead = "☑️ Accepted regression"

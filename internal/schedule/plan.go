@@ -173,12 +173,8 @@ func seconds(s float64) int64 { return int64(math.Round(s * float64(time.Second)
 
 func (b *builder) lengths() dataset.Lengths {
 	p := b.p
-	l := dataset.Lengths{ISLMean: p.ISLMean, ISLStddev: p.ISLStddev, OSLMean: p.OSLMean, OSLStddev: p.OSLStddev}
 	mix, _ := config.ParseSeqDist(p.SeqDist) // (checked by Validate)
-	for _, m := range mix {
-		l.Mix = append(l.Mix, dataset.Bucket{ISL: m.ISL, OSL: m.OSL, ISLStd: m.ISLStd, OSLStd: m.OSLStd, Weight: m.Weight})
-	}
-	return l
+	return dataset.Lengths{ISLMean: p.ISLMean, ISLStddev: p.ISLStddev, OSLMean: p.OSLMean, OSLStddev: p.OSLStddev, Mix: mix}
 }
 
 func (b *builder) warmup(seed uint64) *Phase {
@@ -236,7 +232,9 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 		} else if g.index, err = dataset.IndexFile(p.InputFile, Root(g.wordsRoot, StreamPayloads), blocks); err != nil {
 			return nil, "", err
 		}
-		if digest, err = fileDigest(p.InputFile); err != nil {
+		if g.index != nil {
+			digest = g.index.Digest // (taken as it was read)
+		} else if digest, err = fileDigest(p.InputFile); err != nil {
 			return nil, "", err
 		}
 		g.sampling, g.samplingRoot = p.DatasetSampling, Root(seed, StreamSampling)
@@ -359,12 +357,7 @@ type gen struct {
 // another's cache; within a run they are shared, as they are meant to be).
 func (g *gen) shapes(p *config.Profile, seed uint64) {
 	words := func(n int, index uint64) string {
-		r := rand.New(rand.NewPCG(Root(g.wordsRoot, StreamPrefixes), index))
-		ws := make([]string, n)
-		for i := range ws {
-			ws[i] = tokenizer.Word(r.IntN(tokenizer.VocabSize))
-		}
-		return strings.Join(ws, " ")
+		return dataset.Words(n, rand.New(rand.NewPCG(Root(g.wordsRoot, StreamPrefixes), index)))
 	}
 	for k := 0; k < p.NumPrefixPrompts; k++ {
 		g.prefixes = append(g.prefixes, words(p.PrefixPromptLength, uint64(k)))
@@ -436,7 +429,7 @@ type Iter struct {
 // of a hand-made phase (Entries), or those its plan generates.
 func (ph *Phase) Iter() *Iter {
 	it := &Iter{ph: ph}
-	if g := ph.gen; g != nil && ph.Entries == nil {
+	if g := ph.gen; ph.generated() {
 		it.ids = Stream(g.ids, StreamIDs)
 		if g.synthetic {
 			it.prompts = dataset.NewStream(g.b.lengths(), Stream(g.lengthsRoot, StreamLengths), Stream(g.wordsRoot, StreamPayloads))
@@ -473,7 +466,7 @@ func (it *Iter) next(keep bool) bool {
 	if it.err != nil {
 		return false
 	}
-	if ph.gen == nil || ph.Entries != nil {
+	if !ph.generated() {
 		if it.i >= len(ph.Entries) {
 			return false
 		}
@@ -590,7 +583,7 @@ func (it *Iter) next(keep bool) bool {
 // made, their bodies not). A hand-made phase's entries are all its own.
 func (ph *Phase) Share(weights []int, me int) *Iter {
 	it := ph.Iter()
-	if ph.gen != nil && ph.Entries == nil && len(weights) > 1 {
+	if ph.generated() && len(weights) > 1 {
 		it.share, it.me = NewRoundRobin(weights), me
 	}
 	return it
@@ -663,10 +656,14 @@ func (ph *Phase) All() ([]Entry, error) {
 	return out, it.Err()
 }
 
+// generated reports whether the phase makes its entries (a built plan's)
+// rather than holding them (a hand-made shard's).
+func (ph *Phase) generated() bool { return ph.gen != nil && ph.Entries == nil }
+
 // Len is how many entries the phase has: its requests, or the size of its
 // cycling pool.
 func (ph *Phase) Len() int {
-	if ph.gen == nil || ph.Entries != nil {
+	if !ph.generated() {
 		return len(ph.Entries)
 	}
 	return ph.Count
