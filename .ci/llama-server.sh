@@ -17,8 +17,8 @@ port=${LLAMA_PORT:-8089}
 size=${LLAMA_MODEL_SIZE:-small}
 slots=${LLAMA_SLOTS:-4}
 bin=$cache/llama-server
-# The model is named by the generator's source, so a changed generator makes a new one.
-model=$cache/model-$size-$(cat internal/testmodel/*.go cmd/testmodel/*.go | sha256sum | cut -c1-12).gguf
+# The model is named by the generator's source and its vocabulary's words, so a change to either makes a new one.
+model=$cache/model-$size-$(cat internal/testmodel/*.go cmd/testmodel/*.go internal/tokenizer/words.txt | sha256sum | cut -c1-12).gguf
 pidfile=$cache/server-$port.pid
 log() { echo "llama-server.sh: $*" >&2; }
 

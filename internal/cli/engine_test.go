@@ -165,7 +165,7 @@ func TestEngineModeCache(t *testing.T) {
 // The usage chunk reports the cached prompt tokens, as vLLM's does.
 func TestEngineModeUsageCachedTokens(t *testing.T) {
 	_, url := engineSim(t, nil)
-	body := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("la ", 64) + `"}],"max_tokens":2,"stream":false}`
+	body := `{"model":"m","messages":[{"role":"user","content":"` + strings.TrimSpace(strings.Repeat("la ", 64)) + `"}],"max_tokens":2,"stream":false}`
 	var cached []int
 	for i := 0; i < 2; i++ {
 		resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(body))

@@ -46,6 +46,9 @@ type Client struct {
 	Clock     func() int64 // nanoseconds since the run's start, monotonic
 	// Loop, where set, reads streamed plain-HTTP responses (see Loop).
 	Loop *Loop
+	// Tok counts the output tokens (OSL) of every response: the run's
+	// --tokenizer; nil, the builtin.
+	Tok *tokenizer.Tokenizer
 
 	fastOnce sync.Once
 	fast     *fastConf
@@ -272,7 +275,7 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Rec
 
 // streamState is what reading one stream keeps between its events.
 type streamState struct {
-	words    tokenizer.WordCounter
+	text     []byte // the content received, counted at the end (a BPE count can't be summed over chunks)
 	buf      [256]byte
 	done     bool // [DONE] arrived
 	finished bool // a finish_reason arrived in a fully decoded chunk
@@ -319,7 +322,7 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 			rec.FirstToken = ev.At
 		}
 		rec.Chunks = append(rec.Chunks, ev.At)
-		st.words.Write(text)
+		st.text = append(st.text, text...)
 	}
 	return false, false
 }
@@ -331,11 +334,11 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 // latency must not pass for a fast answer.
 func (c *Client) endStream(rec *record.Record, st *streamState, end int64) {
 	rec.End = end
-	rec.OSL = st.words.N
+	rec.OSL = c.Tokenizer().Count(string(st.text))
 	switch {
 	case !st.done && !st.finished && !hasFinish(st.tail[:st.tailN]):
 		rec.ErrKind, rec.ErrMsg = record.ErrStreamCut, fmt.Sprintf("the stream ended after %d tokens with neither [DONE] nor a finish_reason", rec.OSL)
-	case rec.OSL == 0:
+	case len(st.text) == 0:
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "stream ended with no content"
 	}
 }
@@ -378,10 +381,18 @@ func (c *Client) parseWhole(b []byte, rec *record.Record) {
 	if r.Usage != nil {
 		rec.ServerISL, rec.ServerOSL = r.Usage.PromptTokens, r.Usage.CompletionTokens
 	}
-	rec.OSL = tokenizer.Count(r.Content)
-	if rec.OSL == 0 {
+	rec.OSL = c.Tokenizer().Count(r.Content)
+	if r.Content == "" {
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "response had no content"
 	}
+}
+
+// Tokenizer is Tok, or the builtin when Tok is nil.
+func (c *Client) Tokenizer() *tokenizer.Tokenizer {
+	if c.Tok == nil {
+		return tokenizer.Builtin()
+	}
+	return c.Tok
 }
 
 func (c *Client) fail(rec *record.Record, kind, msg string) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"github.com/aiperf-action/aiperf-action/internal/record"
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
 const chunkPrefix = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[`
@@ -27,7 +28,7 @@ func sseEvent(word string) string {
 func sseBody(n int, done bool) string {
 	var b strings.Builder
 	for i := range n {
-		b.WriteString(sseEvent(fmt.Sprintf(" w%d", i)))
+		b.WriteString(sseEvent(" " + tokenizer.Word(i))) // one token each
 	}
 	b.WriteString(`data: {"id":"c","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":` + fmt.Sprint(n) + `,"total_tokens":9}}` + "\n\n")
 	if done {
@@ -117,7 +118,8 @@ func TestLoopMatchesNetHTTP(t *testing.T) {
 		{name: "endless line", h: raw(sseHead+"Connection: close\r\n\r\n"+sseEvent(" a")+"data: "+strings.Repeat("x", 3<<20), 0, true), kind: record.ErrMalformed, chunks: 1, status: 200}, // held to 1 MiB, not to the client's memory
 		// A multi-byte character split across chunks (servers do that) is
 		// not an error: the bytes are counted as they come.
-		{name: "invalid UTF-8 in content", h: raw(sseHead+"Connection: close\r\n\r\n"+chunkPrefix+"{\"index\":0,\"delta\":{\"content\":\" a\xe2\x82\"},\"finish_reason\":null}]}\n\n"+sseBody(1, true), 0, true), osl: 2, chunks: 2, status: 200, usedOSL: 1},
+		// (" a", the U+FFFD the decoder makes of the cut sequence, and a word: 3 o200k tokens.)
+		{name: "invalid UTF-8 in content", h: raw(sseHead+"Connection: close\r\n\r\n"+chunkPrefix+"{\"index\":0,\"delta\":{\"content\":\" a\xe2\x82\"},\"finish_reason\":null}]}\n\n"+sseBody(1, true), 0, true), osl: 3, chunks: 2, status: 200, usedOSL: 1},
 		{name: "a non-SSE 200", h: raw("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nhello", 0, true), kind: record.ErrMalformed, status: 200},
 		{name: "malformed chunk", h: raw(sseHead+"Connection: close\r\n\r\ndata: {\"choices\":[\n\n", 0, true), kind: record.ErrMalformed, status: 200},
 		{name: "error in stream", h: raw(sseHead+"Connection: close\r\n\r\n"+sseEvent(" a")+`data: {"error":{"message":"out of memory"}}`+"\n\n", 0, true), kind: record.ErrServer, chunks: 1, status: 200},

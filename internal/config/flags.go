@@ -68,6 +68,9 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.IntVar(&p.FixedScheduleStartOffset, "fixed-schedule-start-offset", p.FixedScheduleStartOffset, "ms: start the replay at this timestamp (earlier requests are skipped; one stamped here is sent at once)")
 	fs.IntVar(&p.FixedScheduleEndOffset, "fixed-schedule-end-offset", p.FixedScheduleEndOffset, "ms: skip requests timestamped after this")
 	fs.IntVar(&p.NumDatasetEntries, "num-dataset-entries", p.NumDatasetEntries, "prompts cycled by a --benchmark-duration closed loop")
+	fs.StringVar(&p.Tokenizer, "tokenizer", p.Tokenizer, "token counts and exact-length prompts: a tokenizer.json path or folder, or ORG/NAME from the local Hugging Face cache (HF_HUB_CACHE, HF_HOME; nothing is downloaded); default builtin (o200k_base; cl100k_base also built in)")
+	fs.StringVar(&p.TokenizerRevision, "tokenizer-revision", p.TokenizerRevision, "the cached snapshot of an ORG/NAME --tokenizer: a branch or tag under refs/, or a commit (default main)")
+	fs.BoolVar(&p.TokenizerTrustRemoteCode, "tokenizer-trust-remote-code", p.TokenizerTrustRemoteCode, "accepted for AIPerf's command lines; no code is run: only tokenizer.json is read")
 	fs.BoolVar(&p.UseServerTokenCount, "use-server-token-count", p.UseServerTokenCount, "take ISL/OSL from the server's usage (adds stream_options.include_usage to streams)")
 	fs.StringArrayVar(&p.ServerMetrics, "server-metrics", p.ServerMetrics, "Prometheus /metrics URL to scrape during the run (repeatable; default <url>/metrics when it answers)")
 	fs.BoolVar(&p.NoServerMetrics, "no-server-metrics", p.NoServerMetrics, "don't scrape the server's /metrics")
@@ -121,7 +124,7 @@ const GroupAnnotation = "aiperf-action/group"
 
 // The profile flags' groups, in the order --help shows them: AIPerf's
 // (endpoint, input, load generator, output), then this tool's own.
-var groupOrder = []string{"Endpoint", "Input", "Load generator", "Output", "Server metrics", "Tool"}
+var groupOrder = []string{"Endpoint", "Input", "Tokenizer", "Load generator", "Output", "Server metrics", "Tool"}
 
 var flagGroups = map[string][]string{
 	"Endpoint": {"model", "url", "endpoint", "endpoint-type", "streaming", "header", "api-key", "request-timeout-seconds"},
@@ -129,6 +132,7 @@ var flagGroups = map[string][]string{
 		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length",
 		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "dataset-sampling-strategy", "isl-block-size", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
 		"num-dataset-entries", "random-seed"},
+	"Tokenizer": {"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code"},
 	"Load generator": {"concurrency", "request-count", "request-rate", "arrival-pattern", "arrival-smoothness", "benchmark-duration",
 		"benchmark-grace-period", "warmup-request-count", "warmup-duration", "warmup-concurrency", "warmup-request-rate",
 		"request-rate-ramp-duration", "concurrency-ramp-duration", "request-cancellation-rate", "request-cancellation-delay"},
@@ -158,7 +162,6 @@ func (p *Profile) NoteSet(fs *pflag.FlagSet) {
 // given one, a user is told it is AIPerf's and not supported here, never
 // that it is unknown.
 var aiperfOnly = []string{
-	"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code",
 	"conversation-num", "conversation-turn-mean", "conversation-turn-stddev", "conversation-turn-delay-mean",
 	"conversation-turn-delay-stddev", "conversation-turn-delay-ratio", "user-context-prompt-length", "synthesis-speedup-ratio", "synthesis-prefix-len-multiplier",
 	"synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier", "synthesis-max-isl", "synthesis-max-osl",

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/aiperf-action/aiperf-action/internal/dataset"
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 	"math"
 	"net/url"
 	"slices"
@@ -65,6 +66,10 @@ type Profile struct {
 	FixedScheduleStartOffset int    // --fixed-schedule-start-offset, ms: skip earlier timestamps
 	FixedScheduleEndOffset   int    // --fixed-schedule-end-offset, ms: skip later timestamps (0: none)
 	NumDatasetEntries        int    // --num-dataset-entries: prompts cycled by duration-bound closed loops
+
+	Tokenizer                string // --tokenizer: "" (builtin o200k_base), a tokenizer.json, or ORG/NAME in the local HF cache
+	TokenizerRevision        string // --tokenizer-revision: the cached snapshot of an ORG/NAME
+	TokenizerTrustRemoteCode bool   // --tokenizer-trust-remote-code: accepted, no effect (no code is run)
 
 	UseServerTokenCount bool     // --use-server-token-count: ISL/OSL from the server's usage
 	ServerMetrics       []string // --server-metrics URL..., scraped during the run
@@ -409,6 +414,9 @@ func (p *Profile) validateLoad() []error {
 		bad("--custom-dataset-type %s needs --input-file", p.CustomDatasetType)
 	}
 	if _, err := ParseSeqDist(p.SeqDist); err != nil {
+		bad("%v", err)
+	}
+	if _, err := tokenizer.Load(p.Tokenizer, p.TokenizerRevision); err != nil {
 		bad("%v", err)
 	}
 	switch {

@@ -26,6 +26,9 @@ func Shards(plan *schedule.Plan, p *config.Profile, base wire.ShardSpec, workers
 		s := base
 		s.Phases = nil
 		s.Plan = &wire.PlanSpec{Profile: p, Seed: plan.Seed, InputDigest: plan.InputDigest}
+		if plan.Tokenizer != nil {
+			s.Plan.Tokenizer = plan.Tokenizer.Digest()
+		}
 		shards[i] = &s
 	}
 	for _, ph := range plan.Phases {

@@ -51,15 +51,23 @@ type Blocks struct {
 	Root uint64
 }
 
-// text is the prompt of n tokens over hash ids ids.
-func (bl Blocks) text(ids []int64, n int) string {
+// orBuiltin is tok, or the builtin tokenizer when tok is nil.
+func orBuiltin(tok *tokenizer.Tokenizer) *tokenizer.Tokenizer {
+	if tok == nil {
+		return tokenizer.Builtin()
+	}
+	return tok
+}
+
+// text is the prompt of n tokens over hash ids ids, in v's words.
+func (bl Blocks) text(v *tokenizer.Vocab, ids []int64, n int) string {
 	parts := make([]string, len(ids))
 	for i, h := range ids {
 		size := bl.Size
 		if i == len(ids)-1 {
 			size = n - bl.Size*(len(ids)-1)
 		}
-		parts[i] = Words(size, rand.New(rand.NewPCG(bl.Root, uint64(h))))
+		parts[i] = v.Text(size, rand.New(rand.NewPCG(bl.Root, uint64(h))))
 	}
 	return strings.Join(parts, " ")
 }
@@ -72,6 +80,7 @@ type Index struct {
 	Path    string
 	Lines   []LineMeta
 	Digest  string // the file's sha256, taken in the same pass
+	tok     *tokenizer.Tokenizer
 	blocks  Blocks
 	words   uint64 // root of synthesized lines' words: line j draws from its own source
 	lengths bool   // every line is lengths only (a BurstGPT CSV): nothing to read back
@@ -88,8 +97,8 @@ type LineMeta struct {
 
 // FromFile reads a JSONL input file whole: IndexFile, then every line's
 // prompt. (For tests and small files; a plan reads through an Index.)
-func FromFile(path string, words uint64, blocks Blocks) ([]Line, error) {
-	x, err := IndexFile(path, words, blocks)
+func FromFile(path string, tok *tokenizer.Tokenizer, words uint64, blocks Blocks) ([]Line, error) {
+	x, err := IndexFile(path, tok, words, blocks)
 	if err != nil {
 		return nil, err
 	}
@@ -110,17 +119,17 @@ func FromFile(path string, words uint64, blocks Blocks) ([]Line, error) {
 }
 
 // IndexFile reads a JSONL input file as a stream and indexes its lines:
-// "text" (its tokens counted), or "input_length" (synthesized from words,
+// "text" (its tokens counted with tok; nil: the builtin), or "input_length" (synthesized from words,
 // line j from its own source), or a Mooncake trace's "hash_ids" (made of
 // blocks, see Blocks), with "output_length" and a "timestamp" in ms.
 // Errors name the file and the line.
-func IndexFile(path string, words uint64, blocks Blocks) (*Index, error) {
+func IndexFile(path string, tok *tokenizer.Tokenizer, words uint64, blocks Blocks) (*Index, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--input-file: %w", err)
 	}
 	defer f.Close()
-	x := &Index{Path: path, blocks: blocks, words: words}
+	x := &Index{Path: path, tok: orBuiltin(tok), blocks: blocks, words: words}
 	var problems []error
 	sum := sha256.New()
 	r := bufio.NewReaderSize(io.TeeReader(f, sum), 1<<20)
@@ -195,7 +204,7 @@ func (x *Index) parse(raw []byte, n int) (LineMeta, *fileLine, error) {
 		}
 		m.ISL, m.Derived = int32(in), true
 	case fl.Text != nil:
-		c := tokenizer.Count(*fl.Text)
+		c := x.tok.Count(*fl.Text)
 		if c > MaxInputLength {
 			return m, nil, fmt.Errorf("%s:%d: \"text\" of %d tokens is past %d", path, n, c, MaxInputLength)
 		}
@@ -226,7 +235,7 @@ func (x *Index) parse(raw []byte, n int) (LineMeta, *fileLine, error) {
 func (x *Index) Text(j int, f io.ReaderAt) (string, error) {
 	m := x.Lines[j]
 	if x.lengths {
-		return synth(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))).Text, nil
+		return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), nil
 	}
 	raw := make([]byte, m.Len)
 	if _, err := f.ReadAt(raw, m.Off); err != nil && !errors.Is(err, io.EOF) {
@@ -238,26 +247,11 @@ func (x *Index) Text(j int, f io.ReaderAt) (string, error) {
 	}
 	switch {
 	case len(fl.HashIDs) > 0:
-		return x.blocks.text(fl.HashIDs, int(m.ISL)), nil
+		return x.blocks.text(x.tok.Words(), fl.HashIDs, int(m.ISL)), nil
 	case fl.Text != nil:
 		return *fl.Text, nil
 	}
-	return synth(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))).Text, nil
-}
-
-func synth(n int, words *rand.Rand) Prompt { return Prompt{Text: Words(n, words), ISL: n} }
-
-// Words is n built-in tokenizer words drawn from r, space-separated: n
-// tokens.
-func Words(n int, r *rand.Rand) string {
-	b := make([]byte, 0, n*7)
-	for w := 0; w < n; w++ {
-		if w > 0 {
-			b = append(b, ' ')
-		}
-		b = append(b, tokenizer.Word(r.IntN(tokenizer.VocabSize))...)
-	}
-	return string(b)
+	return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), nil
 }
 
 // IndexBurstGPT reads a BurstGPT trace (CSV with a header naming
@@ -267,7 +261,7 @@ func Words(n int, r *rand.Rand) string {
 // its own source) and that many output tokens, at that time. Rows whose
 // request or response has no tokens (failed requests in BurstGPT's logs)
 // are left out. Errors name the file and the row.
-func IndexBurstGPT(path string, words uint64) (*Index, error) {
+func IndexBurstGPT(path string, tok *tokenizer.Tokenizer, words uint64) (*Index, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--input-file: %w", err)
@@ -290,7 +284,7 @@ func IndexBurstGPT(path string, words uint64) (*Index, error) {
 	if !okT || !okQ || !okR {
 		return nil, fmt.Errorf("%s: a BurstGPT CSV's header names \"Timestamp\", \"Request tokens\" and \"Response tokens\"; this one has %q", path, head)
 	}
-	x := &Index{Path: path, words: words, lengths: true}
+	x := &Index{Path: path, tok: orBuiltin(tok), words: words, lengths: true}
 	var problems []error
 	for row := 2; ; row++ {
 		rec, err := r.Read()

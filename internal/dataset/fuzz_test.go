@@ -20,7 +20,7 @@ func FuzzFromFile(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Skip()
 		}
-		lines, err := FromFile(p, 1, Blocks{Size: 8, Root: 3})
+		lines, err := FromFile(p, nil, 1, Blocks{Size: 8, Root: 3})
 		if err != nil {
 			return
 		}
@@ -44,7 +44,7 @@ func TestMooncakeBlocks(t *testing.T) {
 {"timestamp": 9, "input_length": 24, "hash_ids": [1, 2, 3]}
 `), 0o644)
 	bl := Blocks{Size: 8, Root: 42}
-	lines, err := FromFile(p, 1, bl)
+	lines, err := FromFile(p, nil, 1, bl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,15 +59,15 @@ func TestMooncakeBlocks(t *testing.T) {
 	if lines[0].Text != lines[2].Text {
 		t.Error("the same hash ids made two prompts")
 	}
-	other, _ := FromFile(p, 1, Blocks{Size: 8, Root: 43})
+	other, _ := FromFile(p, nil, 1, Blocks{Size: 8, Root: 43})
 	if other[0].Text == lines[0].Text {
 		t.Error("another root (another repeat) sent the same blocks")
 	}
 	os.WriteFile(p, []byte(`{"input_length": 24, "hash_ids": [1]}`+"\n"), 0o644)
-	if _, err := FromFile(p, 1, bl); err == nil || !strings.Contains(err.Error(), "trace.jsonl:1: \"input_length\" 24 does not fit 1 hash_ids of 8-token blocks") {
+	if _, err := FromFile(p, nil, 1, bl); err == nil || !strings.Contains(err.Error(), "trace.jsonl:1: \"input_length\" 24 does not fit 1 hash_ids of 8-token blocks") {
 		t.Errorf("24 tokens in one block of 8: %v", err)
 	}
-	if _, err := FromFile(p, 1, Blocks{}); err == nil || !strings.Contains(err.Error(), "mooncake_trace") {
+	if _, err := FromFile(p, nil, 1, Blocks{}); err == nil || !strings.Contains(err.Error(), "mooncake_trace") {
 		t.Errorf("hash ids without the trace type: %v", err)
 	}
 }
@@ -81,7 +81,7 @@ func TestIndexFileListsEveryProblem(t *testing.T) {
 not json
 {"text": "fine again", "timestamp": -1}
 `), 0o644)
-	_, err := IndexFile(p, 1, Blocks{})
+	_, err := IndexFile(p, nil, 1, Blocks{})
 	for _, want := range []string{"in.jsonl:2:", "in.jsonl:3:", "in.jsonl:4:"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("no %s in %v", want, err)
@@ -96,7 +96,7 @@ func BenchmarkIndexFile(b *testing.B) {
 	os.WriteFile(p, []byte(strings.Repeat(line, 10000)), 0o644)
 	b.SetBytes(int64(len(line) * 10000))
 	for b.Loop() {
-		if _, err := IndexFile(p, 1, Blocks{}); err != nil {
+		if _, err := IndexFile(p, nil, 1, Blocks{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -32,8 +32,10 @@ type shareGPTConversation struct {
 // stream, one record at a time, so memory stays flat however large the
 // file: the first human/gpt pair of each conversation becomes a prompt
 // whose max tokens is the answer's length, kept by vLLM's filter. Lengths
-// are the built-in tokenizer's. Errors name the file and the record.
-func FromShareGPT(path string) ([]Prompt, error) {
+// are tok's (nil: the builtin tokenizer). Errors name the file and the
+// record.
+func FromShareGPT(path string, tok *tokenizer.Tokenizer) ([]Prompt, error) {
+	tok = orBuiltin(tok)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--input-file: %w", err)
@@ -56,7 +58,7 @@ func FromShareGPT(path string) ([]Prompt, error) {
 		if q.From != "human" || a.From != "gpt" {
 			continue
 		}
-		in, outLen := tokenizer.Count(q.Value), tokenizer.Count(a.Value)
+		in, outLen := tok.Count(q.Value), tok.Count(a.Value)
 		if in < ShareGPTMinTokens || outLen < ShareGPTMinTokens || in > ShareGPTMaxPrompt || in+outLen > ShareGPTMaxTotal {
 			continue
 		}

@@ -48,19 +48,19 @@ func TestShareGPT(t *testing.T) {
 		[]string{long, "an answer of five words"},
 		[]string{"tell me a very short story please", strings.Repeat("once ", 20)},
 	)
-	ps, err := FromShareGPT(p)
+	ps, err := FromShareGPT(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ps) != 2 || ps[0].Text != "what is the capital of france" || ps[0].ISL != 6 || ps[0].MaxTokens != 6 || ps[1].MaxTokens != 20 {
+	if len(ps) != 2 || ps[0].Text != "what is the capital of france" || ps[0].ISL != 6 || ps[0].MaxTokens != 6 || ps[1].MaxTokens != 21 { // (20 words and a trailing space: 21 o200k tokens)
 		t.Fatalf("%+v", ps)
 	}
 	os.WriteFile(p, []byte(`[{"conversations": [{"from": "human", "value": "a b c d"}]}, {"conversations": 7}]`), 0o644)
-	if _, err := FromShareGPT(p); err == nil || !strings.Contains(err.Error(), "record 1") {
+	if _, err := FromShareGPT(p, nil); err == nil || !strings.Contains(err.Error(), "record 1") {
 		t.Errorf("a bad record: %v", err)
 	}
 	os.WriteFile(p, []byte(`{"not": "an array"}`), 0o644)
-	if _, err := FromShareGPT(p); err == nil || !strings.Contains(err.Error(), "not a ShareGPT file") {
+	if _, err := FromShareGPT(p, nil); err == nil || !strings.Contains(err.Error(), "not a ShareGPT file") {
 		t.Errorf("not an array: %v", err)
 	}
 }
@@ -77,7 +77,7 @@ func FuzzShareGPT(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Skip()
 		}
-		ps, err := FromShareGPT(p)
+		ps, err := FromShareGPT(p, nil)
 		if err != nil {
 			return
 		}
@@ -100,7 +100,7 @@ func TestBurstGPT(t *testing.T) {
 45.5,ChatGPT,1087,0,1087,Conversation log
 118,GPT-4,417,276,693,API log
 `), 0o644)
-	x, err := IndexBurstGPT(p, 7)
+	x, err := IndexBurstGPT(p, nil, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,11 +115,11 @@ func TestBurstGPT(t *testing.T) {
 		t.Fatalf("row 3's prompt: %d words, %v", len(strings.Fields(text)), err)
 	}
 	os.WriteFile(p, []byte("Timestamp,Request tokens,Response tokens\n1,x,3\n"), 0o644)
-	if _, err := IndexBurstGPT(p, 7); err == nil || !strings.Contains(err.Error(), "row 2") {
+	if _, err := IndexBurstGPT(p, nil, 7); err == nil || !strings.Contains(err.Error(), "row 2") {
 		t.Errorf("a bad row: %v", err)
 	}
 	os.WriteFile(p, []byte("time,in,out\n1,2,3\n"), 0o644)
-	if _, err := IndexBurstGPT(p, 7); err == nil || !strings.Contains(err.Error(), "Request tokens") {
+	if _, err := IndexBurstGPT(p, nil, 7); err == nil || !strings.Contains(err.Error(), "Request tokens") {
 		t.Errorf("another header: %v", err)
 	}
 }
@@ -136,7 +136,7 @@ func FuzzBurstGPT(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Skip()
 		}
-		x, err := IndexBurstGPT(p, 1)
+		x, err := IndexBurstGPT(p, nil, 1)
 		if err != nil {
 			return
 		}

@@ -1,7 +1,8 @@
 // Package dataset turns a seed and length parameters into prompts.
 //
-// Synthetic prompts are sequences of builtin-tokenizer words whose lengths
-// are drawn from a normal distribution (AIPerf's --synthetic-input-tokens-mean
+// Synthetic prompts are sequences of a tokenizer's single-token words
+// (tokenizer.Vocab), exactly as many tokens as planned, whose lengths are
+// drawn from a normal distribution (AIPerf's --synthetic-input-tokens-mean
 // and -stddev). Lengths and words come from separate seeded streams, so
 // changing the length distribution never reshuffles unrelated words.
 package dataset
@@ -16,7 +17,7 @@ import (
 // Prompt is one single-turn input.
 type Prompt struct {
 	Text      string
-	ISL       int // tokens in Text, by the builtin tokenizer
+	ISL       int // tokens in Text, by the plan's tokenizer
 	MaxTokens int // requested output tokens; 0 means unset
 }
 
@@ -37,10 +38,11 @@ type Bucket struct {
 	Weight         float64
 }
 
-// Synthetic returns n prompts. lengths and words are the seeded streams for
-// the length draws and the word draws respectively.
-func Synthetic(n int, l Lengths, lengths, words *rand.Rand) []Prompt {
-	s := NewStream(l, lengths, words)
+// Synthetic returns n prompts in v's words (nil: the builtin tokenizer's).
+// lengths and words are the seeded streams for the length draws and the
+// word draws respectively.
+func Synthetic(n int, l Lengths, v *tokenizer.Vocab, lengths, words *rand.Rand) []Prompt {
+	s := NewStream(l, v, lengths, words)
 	out := make([]Prompt, n)
 	for i := range out {
 		out[i] = s.Next(true)
@@ -52,12 +54,16 @@ func Synthetic(n int, l Lengths, lengths, words *rand.Rand) []Prompt {
 // returns them, so a plan of a million prompts is never held whole.
 type Stream struct {
 	l              Lengths
+	v              *tokenizer.Vocab
 	lengths, words *rand.Rand
 }
 
 // NewStream returns the prompts Synthetic would, one per Next.
-func NewStream(l Lengths, lengths, words *rand.Rand) *Stream {
-	return &Stream{l: l, lengths: lengths, words: words}
+func NewStream(l Lengths, v *tokenizer.Vocab, lengths, words *rand.Rand) *Stream {
+	if v == nil {
+		v = tokenizer.Builtin().Words()
+	}
+	return &Stream{l: l, v: v, lengths: lengths, words: words}
 }
 
 // Next returns the next prompt. With keep false it makes the same draws
@@ -76,13 +82,11 @@ func (s *Stream) Next(keep bool) Prompt {
 	}
 	var p Prompt
 	if keep {
-		p = synth(isl, s.words)
+		p.Text = s.v.Text(isl, s.words)
 	} else {
-		for range isl {
-			s.words.IntN(tokenizer.VocabSize)
-		}
-		p.ISL = isl
+		s.v.Skip(isl, s.words)
 	}
+	p.ISL = isl
 	p.MaxTokens = osl
 	return p
 }

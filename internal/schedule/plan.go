@@ -55,20 +55,23 @@ type Entry struct {
 }
 
 // Fresh is the body of the entry's use in cycle c of its pool: from the
-// second cycle on, its first word, the o-th of the vocabulary, is replaced
-// by the (o+c)-th, so that no request of the first VocabSize cycles resends
-// an earlier one's prompt (and hits the server's prefix cache) while every
-// length stays.
-func (e Entry) Fresh(c int) json.RawMessage {
+// second cycle on, its first word, the o-th of the plan's words v, is
+// replaced by the (o+c)-th, so that no request of the first v.Len() cycles
+// resends an earlier one's prompt (and hits the server's prefix cache)
+// while every length stays: each word is one token.
+func (e Entry) Fresh(c int, v *tokenizer.Vocab) json.RawMessage {
 	if c == 0 || e.FreshAt == 0 || e.FreshAt-1+e.FreshLen > len(e.Body) {
 		return e.Body
 	}
+	if v == nil {
+		v = tokenizer.Builtin().Words()
+	}
 	at := e.FreshAt - 1
-	o, ok := tokenizer.Index(string(e.Body[at : at+e.FreshLen]))
+	o, ok := v.Index(string(e.Body[at : at+e.FreshLen]))
 	if !ok {
 		return e.Body
 	}
-	w := tokenizer.Word(o + c)
+	w := v.Word(o + c)
 	out := make([]byte, 0, len(e.Body)-e.FreshLen+len(w))
 	out = append(append(append(out, e.Body[:at]...), w...), e.Body[at+e.FreshLen:]...)
 	return out
@@ -112,6 +115,17 @@ type Plan struct {
 	// InputDigest is the sha256 of --input-file, which a worker generating
 	// the same plan checks it reads too.
 	InputDigest string `json:"-"`
+	// Tokenizer counts the plan's lengths and makes its synthetic words.
+	Tokenizer *tokenizer.Tokenizer `json:"-"`
+}
+
+// Words is the plan's vocabulary of single-token words (the builtin
+// tokenizer's for a hand-made plan).
+func (pl *Plan) Words() *tokenizer.Vocab {
+	if pl.Tokenizer == nil {
+		return tokenizer.Builtin().Words()
+	}
+	return pl.Tokenizer.Words()
 }
 
 // Profiling is the measured phase (the last).
@@ -132,6 +146,7 @@ type builder struct {
 	p     *config.Profile
 	kind  endpoint.Kind
 	extra map[string]json.RawMessage
+	tok   *tokenizer.Tokenizer
 }
 
 // Build makes the plan for p with seed. It decides every phase's shape and
@@ -147,8 +162,12 @@ func Build(p *config.Profile, seed uint64) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{p: p, kind: kind, extra: extra}
-	plan := &Plan{Seed: seed}
+	tok, err := tokenizer.Load(p.Tokenizer, p.TokenizerRevision)
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{p: p, kind: kind, extra: extra, tok: tok}
+	plan := &Plan{Seed: seed, Tokenizer: tok}
 	if p.WarmupRequestCount > 0 || p.WarmupDuration > 0 {
 		// Warmup draws from its own seed, so adding a warmup never changes
 		// the profiling plan.
@@ -222,14 +241,14 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 			blocks = dataset.Blocks{Size: p.ISLBlockSize, Root: Root(g.wordsRoot, StreamBlocks)}
 		}
 		if p.PublicDataset == config.ShareGPT {
-			if g.prompts, err = dataset.FromShareGPT(p.InputFile); err != nil {
+			if g.prompts, err = dataset.FromShareGPT(p.InputFile, b.tok); err != nil {
 				return nil, "", err
 			}
 		} else if p.CustomDatasetType == config.BurstGPTTrace {
-			if g.index, err = dataset.IndexBurstGPT(p.InputFile, Root(g.wordsRoot, StreamPayloads)); err != nil {
+			if g.index, err = dataset.IndexBurstGPT(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads)); err != nil {
 				return nil, "", err
 			}
-		} else if g.index, err = dataset.IndexFile(p.InputFile, Root(g.wordsRoot, StreamPayloads), blocks); err != nil {
+		} else if g.index, err = dataset.IndexFile(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads), blocks); err != nil {
 			return nil, "", err
 		}
 		if g.index != nil {
@@ -357,7 +376,7 @@ type gen struct {
 // another's cache; within a run they are shared, as they are meant to be).
 func (g *gen) shapes(p *config.Profile, seed uint64) {
 	words := func(n int, index uint64) string {
-		return dataset.Words(n, rand.New(rand.NewPCG(Root(g.wordsRoot, StreamPrefixes), index)))
+		return g.b.tok.Words().Text(n, rand.New(rand.NewPCG(Root(g.wordsRoot, StreamPrefixes), index)))
 	}
 	for k := 0; k < p.NumPrefixPrompts; k++ {
 		g.prefixes = append(g.prefixes, words(p.PrefixPromptLength, uint64(k)))
@@ -432,7 +451,7 @@ func (ph *Phase) Iter() *Iter {
 	if g := ph.gen; ph.generated() {
 		it.ids = Stream(g.ids, StreamIDs)
 		if g.synthetic {
-			it.prompts = dataset.NewStream(g.b.lengths(), Stream(g.lengthsRoot, StreamLengths), Stream(g.wordsRoot, StreamPayloads))
+			it.prompts = dataset.NewStream(g.b.lengths(), g.b.tok.Words(), Stream(g.lengthsRoot, StreamLengths), Stream(g.wordsRoot, StreamPayloads))
 		}
 		if g.arrivals != nil {
 			d := *g.arrivals
@@ -565,7 +584,7 @@ func (it *Iter) next(keep bool) bool {
 		// meant to be served from the cache.)
 		if ph.Cycle && g.synthetic {
 			first, _, _ := strings.Cut(body, " ")
-			if _, word := tokenizer.Index(first); word {
+			if _, word := b.tok.Words().Index(first); word {
 				if at := bytes.Index(req, []byte(pr.Text)); at >= 0 {
 					at += len(pr.Text) - len(body)
 					e.FreshAt, e.FreshLen = at+1, len(first)
@@ -773,7 +792,11 @@ func (pl *Plan) Hash(p *config.Profile) string {
 		EndpointType string `json:"endpoint_type"`
 		Streaming    bool   `json:"streaming"`
 		Payloads     string `json:"payloads,omitempty"`
-	}{p.Model, p.EndpointType, p.Streaming, ""}
+		Tokenizer    string `json:"tokenizer"`
+	}{p.Model, p.EndpointType, p.Streaming, "", ""}
+	if pl.Tokenizer != nil {
+		norm.Tokenizer = pl.Tokenizer.Digest()
+	}
 	if p.Repeat != 0 {
 		norm.Payloads = "per-repeat"
 	}

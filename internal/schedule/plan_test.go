@@ -182,7 +182,7 @@ func TestDurationClosedLoopCycles(t *testing.T) {
 	seen := map[string]bool{}
 	for c := 0; c < 300; c++ {
 		for i, e := range pool {
-			text := content(e.Fresh(c))
+			text := content(e.Fresh(c, pl.Words()))
 			if seen[text] {
 				t.Fatalf("cycle %d entry %d resends a prompt", c, i)
 			}
@@ -190,7 +190,7 @@ func TestDurationClosedLoopCycles(t *testing.T) {
 			if got := tokenizer.Count(text); got != e.ISL {
 				t.Fatalf("cycle %d entry %d: %d tokens, want %d", c, i, got, e.ISL)
 			}
-			if c == 0 && !bytes.Equal(e.Fresh(0), e.Body) {
+			if c == 0 && !bytes.Equal(e.Fresh(0, pl.Words()), e.Body) {
 				t.Fatal("the first cycle changed its body")
 			}
 		}
@@ -203,7 +203,7 @@ func TestDurationClosedLoopCycles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := entries(t, pl.Profiling())[0]; e.FreshAt != 0 || !bytes.Equal(e.Fresh(3), e.Body) {
+	if e := entries(t, pl.Profiling())[0]; e.FreshAt != 0 || !bytes.Equal(e.Fresh(3, pl.Words()), e.Body) {
 		t.Fatalf("a file's prompt is changed: %+v", e)
 	}
 }

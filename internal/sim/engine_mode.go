@@ -230,9 +230,8 @@ func (s *Server) tokenDue(es *engSeq, arrival time.Time, k int, gone <-chan stru
 }
 
 // promptHashes are the chained block hashes of a request's prompt words,
-// for the engine's prefix cache; isl is their count (promptTokens'), so
-// engine mode decodes the prompt once.
-func promptHashes(req *request, bs int) (hashes []uint64, isl int) {
+// for the engine's prefix cache; n is how many words.
+func promptHashes(req *request, bs int) (hashes []uint64, n int) {
 	var toks []uint64
 	promptTexts(req, func(text string) {
 		for _, w := range strings.FieldsFunc(text, tokenizer.IsSpace) {

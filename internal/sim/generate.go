@@ -63,12 +63,13 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 	}
 	h := hashBody(body)
 	n, finish := s.outputLen(&req, h)
-	var isl int
+	// The prompt's tokens by the builtin tokenizer (o200k_base), as a real
+	// server counts with its model's; engine mode's cache blocks are of its
+	// words (one token each in a synthetic prompt).
+	isl := promptTokens(&req)
 	var hashes []uint64
 	if s.engine != nil {
-		hashes, isl = promptHashes(&req, s.cfg.Engine.BlockSize)
-	} else {
-		isl = promptTokens(&req)
+		hashes, _ = promptHashes(&req, s.cfg.Engine.BlockSize)
 	}
 	f := s.cfg.Faults.pick(h)
 	switch f {

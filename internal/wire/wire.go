@@ -118,6 +118,7 @@ type PlanSpec struct {
 	Profile     *config.Profile `json:"profile"`
 	Seed        uint64          `json:"seed"`
 	InputDigest string          `json:"input_digest,omitempty"`
+	Tokenizer   string          `json:"tokenizer,omitempty"` // the tokenizer's digest, which the worker's must match
 }
 
 // PhaseShard is one worker's part of one phase: the phase's parameters,

@@ -13,6 +13,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/client"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 	"github.com/aiperf-action/aiperf-action/internal/wire"
 )
 
@@ -219,7 +220,11 @@ func (r *phaseRun) entry(next *atomic.Int64) (schedule.Entry, bool) {
 		return schedule.Entry{}, false // --request-count reached before the duration
 	}
 	e := r.pool[g%len(r.pool)]
-	e.Body = e.Fresh(g / len(r.pool))
+	var words *tokenizer.Vocab // (nil: the builtin's, for a test's bare run)
+	if r.w != nil {
+		words = r.w.words()
+	}
+	e.Body = e.Fresh(g/len(r.pool), words)
 	e.Index = g
 	e.SessionID += "-" + strconv.Itoa(g)
 	if schedule.Cancelled(ph.Seed, g, ph.CancelPct) {

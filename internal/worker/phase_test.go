@@ -95,10 +95,10 @@ func TestSourcesCheckThePlan(t *testing.T) {
 	}
 	spec := func() *wire.ShardSpec {
 		ph := *pl.Profiling()
-		return &wire.ShardSpec{Plan: &wire.PlanSpec{Profile: &p, Seed: 5, InputDigest: pl.InputDigest},
+		return &wire.ShardSpec{Plan: &wire.PlanSpec{Profile: &p, Seed: 5, InputDigest: pl.InputDigest, Tokenizer: pl.Tokenizer.Digest()},
 			Phases: []wire.PhaseShard{{Phase: ph, Total: ph.Len(), Count: ph.Len()}}}
 	}
-	src, err := sources(spec())
+	src, _, err := sources(spec())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,11 +109,11 @@ func TestSourcesCheckThePlan(t *testing.T) {
 	}
 	s := spec()
 	s.Phases[0].Total++
-	if _, err := sources(s); err == nil || !strings.Contains(err.Error(), "differs from the controller's") {
+	if _, _, err := sources(s); err == nil || !strings.Contains(err.Error(), "differs from the controller's") {
 		t.Errorf("a phase of another size: %v", err)
 	}
 	os.WriteFile(f, []byte(`{"text":"other words"}`+"\n"+`{"input_length":4}`+"\n"), 0o644)
-	if _, err := sources(spec()); err == nil || !strings.Contains(err.Error(), "changed since the controller read it") {
+	if _, _, err := sources(spec()); err == nil || !strings.Contains(err.Error(), "changed since the controller read it") {
 		t.Errorf("a changed input file: %v", err)
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 	"github.com/aiperf-action/aiperf-action/internal/wire"
 )
 
@@ -62,7 +63,8 @@ type worker struct {
 
 	wg sync.WaitGroup // every goroutine Run starts
 
-	sources []*schedule.Phase // where each phase's entries come from
+	sources []*schedule.Phase    // where each phase's entries come from
+	tok     *tokenizer.Tokenizer // the plan's: it counts the responses
 }
 
 // Run runs one worker until its shard is done or the controller says stop:
@@ -130,7 +132,7 @@ func (w *worker) handshake() (*wire.ShardSpec, endpoint.Kind, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker %d: %w", w.opt.ID, err)
 	}
-	if w.sources, err = sources(shard); err != nil {
+	if w.sources, w.tok, err = sources(shard); err != nil {
 		return nil, nil, fmt.Errorf("worker %d: %w", w.opt.ID, err)
 	}
 	w.send(wire.Control{Type: wire.Ready})
@@ -139,35 +141,39 @@ func (w *worker) handshake() (*wire.ShardSpec, endpoint.Kind, error) {
 
 // sources are the phases the worker takes its entries from: those of the
 // plan it builds from the shard's plan spec, checked against the
-// controller's, or a hand-made shard's own.
-func sources(shard *wire.ShardSpec) ([]*schedule.Phase, error) {
+// controller's, or a hand-made shard's own; and the plan's tokenizer,
+// which counts the responses.
+func sources(shard *wire.ShardSpec) ([]*schedule.Phase, *tokenizer.Tokenizer, error) {
 	out := make([]*schedule.Phase, len(shard.Phases))
 	if shard.Plan == nil {
 		for k := range shard.Phases {
 			out[k] = &shard.Phases[k].Phase
 		}
-		return out, nil
+		return out, tokenizer.Builtin(), nil
 	}
 	pl, err := schedule.Build(shard.Plan.Profile, shard.Plan.Seed)
 	if err != nil {
-		return nil, fmt.Errorf("build the plan: %w", err)
+		return nil, nil, fmt.Errorf("build the plan: %w", err)
 	}
 	if pl.InputDigest != shard.Plan.InputDigest {
-		return nil, fmt.Errorf("--input-file %s changed since the controller read it", shard.Plan.Profile.InputFile)
+		return nil, nil, fmt.Errorf("--input-file %s changed since the controller read it", shard.Plan.Profile.InputFile)
+	}
+	if d := pl.Tokenizer.Digest(); d != shard.Plan.Tokenizer {
+		return nil, nil, fmt.Errorf("--tokenizer %s is %s here, %s in the controller", shard.Plan.Profile.Tokenizer, d, shard.Plan.Tokenizer)
 	}
 	if len(pl.Phases) != len(shard.Phases) {
-		return nil, fmt.Errorf("the plan has %d phases here, %d in the controller's", len(pl.Phases), len(shard.Phases))
+		return nil, nil, fmt.Errorf("the plan has %d phases here, %d in the controller's", len(pl.Phases), len(shard.Phases))
 	}
 	for k := range pl.Phases {
 		mine, _ := json.Marshal(&pl.Phases[k])
 		theirs, _ := json.Marshal(&shard.Phases[k].Phase)
 		if !bytes.Equal(mine, theirs) || pl.Phases[k].Len() != shard.Phases[k].Total {
-			return nil, fmt.Errorf("phase %d differs from the controller's: %s with %d entries against %s with %d",
+			return nil, nil, fmt.Errorf("phase %d differs from the controller's: %s with %d entries against %s with %d",
 				k, mine, pl.Phases[k].Len(), theirs, shard.Phases[k].Total)
 		}
 		out[k] = &pl.Phases[k]
 	}
-	return out, nil
+	return out, pl.Tokenizer, nil
 }
 
 // transport is how the worker's requests travel: net/http's pool, and the
@@ -266,6 +272,7 @@ func (w *worker) phases(ctx context.Context, shard *wire.ShardSpec, kind endpoin
 			Timeout:   time.Duration(shard.TimeoutNs),
 			Clock:     func() int64 { return int64(time.Since(start)) },
 			Loop:      tr.loop,
+			Tok:       w.tok,
 		}
 		w.runPhase(runCtx, c, &shard.Phases[k], w.sources[k], start)
 		all, kernel := c.NetHTTPRequests()
@@ -307,6 +314,15 @@ func (w *worker) awaitMsg(typ string, limit time.Duration, stop <-chan struct{})
 			return nil, fmt.Errorf("worker %d: no %s from the controller within %s", w.opt.ID, typ, limit)
 		}
 	}
+}
+
+// words is the plan's vocabulary (the builtin tokenizer's for a hand-made
+// shard).
+func (w *worker) words() *tokenizer.Vocab {
+	if w.tok == nil {
+		return tokenizer.Builtin().Words()
+	}
+	return w.tok.Words()
 }
 
 // add appends a finished record to the outgoing buffer.

@@ -1,0 +1,167 @@
+package tokenizer
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/dlclark/regexp2/v2"
+	"github.com/tiktoken-go/tokenizer/codec"
+)
+
+// tiktoken is an OpenAI encoding: its ranks are those tiktoken-go compiles
+// into the binary, its split pattern OpenAI's, and the merging tiktoken's
+// (the lowest-ranked adjacent pair first). Special tokens in text are
+// encoded as text, as tiktoken's encode_ordinary does: a prompt that says
+// "<|endoftext|>" is counted as the characters it is.
+//
+// tiktoken-go's own Encode is not used: its split disagrees with tiktoken
+// on runs of whitespace ("\t\t \n \n" is one piece in tiktoken and two in
+// tiktoken-go, through a regexp2 bug that wrapping each alternative of the
+// pattern in a group avoids; see alternativesGrouped).
+type tiktoken struct {
+	split *regexp2.Regexp
+	ranks map[string]int
+	cache *pieceCache
+}
+
+const (
+	o200kSplit  = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	cl100kSplit = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+)
+
+func newTiktoken(name string) (*tiktoken, error) {
+	c, pat, size := codec.NewO200kBase(), o200kSplit, 200000
+	if name == CL100k {
+		c, pat, size = codec.NewCl100kBase(), cl100kSplit, 100256
+	}
+	t := &tiktoken{ranks: make(map[string]int, size), cache: newPieceCache()}
+	for id := 0; id < size; id++ {
+		if s, err := c.Decode([]uint{uint(id)}); err == nil {
+			t.ranks[s] = id
+		}
+	}
+	if len(t.ranks) < size*9/10 {
+		return nil, fmt.Errorf("%s: only %d ranks in the embedded vocabulary", name, len(t.ranks))
+	}
+	re, err := regexp2.Compile(alternativesGrouped(pat), regexp2.None)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	t.split = re
+	return t, nil
+}
+
+func (t *tiktoken) encode(s string, yield func(int)) error {
+	m, err := t.split.FindStringMatch(s)
+	for m != nil && err == nil {
+		piece := m.String()
+		if id, ok := t.ranks[piece]; ok {
+			yield(id)
+		} else {
+			for _, id := range t.cache.get(piece, t.merge) {
+				yield(id)
+			}
+		}
+		m, err = t.split.FindNextMatch(m)
+	}
+	return err
+}
+
+func (t *tiktoken) count(s string) (int, error) {
+	n := 0
+	err := t.encode(s, func(int) { n++ })
+	return n, err
+}
+
+// merge is tiktoken's byte pair merge: parts start as bytes; the adjacent
+// pair whose concatenation has the lowest rank merges, the leftmost of
+// equal ranks, until no concatenation is a token.
+func (t *tiktoken) merge(piece string) []int {
+	bounds := make([]int, len(piece)+1) // part k is piece[bounds[k]:bounds[k+1]]
+	for i := range bounds {
+		bounds[i] = i
+	}
+	for len(bounds) > 2 {
+		best, at := -1, -1
+		for k := 0; k+2 < len(bounds); k++ {
+			if r, ok := t.ranks[piece[bounds[k]:bounds[k+2]]]; ok && (at < 0 || r < best) {
+				best, at = r, k
+			}
+		}
+		if at < 0 {
+			break
+		}
+		bounds = append(bounds[:at+1], bounds[at+2:]...)
+	}
+	ids := make([]int, 0, len(bounds)-1)
+	for k := 0; k+1 < len(bounds); k++ {
+		ids = append(ids, t.ranks[piece[bounds[k]:bounds[k+1]]])
+	}
+	return ids
+}
+
+// alternativesGrouped wraps each top-level alternative of a pattern in a
+// non-capturing group, which matches the same strings. regexp2 (v2.5 to
+// v2.13) otherwise gets the split patterns of o200k_base, cl100k_base,
+// Qwen and Llama-3 wrong: with all their alternatives at the top level,
+// `\s*[\r\n]+` stops at the first line break of "\t\t \n \n" instead of
+// the last.
+func alternativesGrouped(pat string) string {
+	var alts []string
+	depth, start, inClass := 0, 0, false
+	for i := 0; i < len(pat); i++ {
+		switch c := pat[i]; {
+		case c == '\\':
+			i++
+		case inClass:
+			if c == ']' {
+				inClass = false
+			}
+		case c == '[':
+			inClass = true
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == '|' && depth == 0:
+			alts = append(alts, pat[start:i])
+			start = i + 1
+		}
+	}
+	alts = append(alts, pat[start:])
+	if len(alts) == 1 {
+		return pat
+	}
+	for i, a := range alts {
+		alts[i] = "(?:" + a + ")"
+	}
+	return strings.Join(alts, "|")
+}
+
+// pieceCache keeps the merges of pieces seen before (most words recur),
+// up to a bound, so memory stays flat on any input.
+type pieceCache struct {
+	mu sync.RWMutex
+	m  map[string][]int
+}
+
+const pieceCacheLimit = 1 << 16
+
+func newPieceCache() *pieceCache { return &pieceCache{m: map[string][]int{}} }
+
+func (c *pieceCache) get(piece string, merge func(string) []int) []int {
+	c.mu.RLock()
+	ids, ok := c.m[piece]
+	c.mu.RUnlock()
+	if ok {
+		return ids
+	}
+	ids = merge(piece)
+	c.mu.Lock()
+	if len(c.m) < pieceCacheLimit {
+		c.m[piece] = ids
+	}
+	c.mu.Unlock()
+	return ids
+}
