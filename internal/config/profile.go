@@ -13,6 +13,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 	"math"
 	"net/url"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -135,6 +136,8 @@ func (p *Profile) Replays() bool {
 const (
 	MooncakeTrace = "mooncake_trace"
 	BurstGPTTrace = "burst_gpt_trace"
+	SingleTurn    = "single_turn" // JSONL of AIPerf's single-turn fields, in file order
+	RandomPool    = "random_pool" // the same lines, drawn at random with replacement
 )
 
 // ShareGPT is --public-dataset's one value here.
@@ -150,7 +153,7 @@ const (
 // aiperfDatasetTypes are AIPerf's other --custom-dataset-type values: a
 // user who gives one gets told it is AIPerf's and not supported here yet,
 // never that it is unknown.
-var aiperfDatasetTypes = []string{"single_turn", "multi_turn", "random_pool", "bailian_trace", "baseten_trace", "weka_trace", "sharegpt", "inputs_json", "raw_payload"}
+var aiperfDatasetTypes = []string{"multi_turn", "bailian_trace", "baseten_trace", "weka_trace", "sharegpt", "inputs_json", "raw_payload"}
 
 // Ceiling is the in-flight limit: the concurrency in a closed loop, in an
 // open loop only when --concurrency was given (0: none).
@@ -404,11 +407,18 @@ func (p *Profile) validateLoad() []error {
 		bad("--request-cancellation-delay %g: must not be negative", p.CancellationDelay)
 	}
 	switch {
-	case p.CustomDatasetType == "" || p.CustomDatasetType == MooncakeTrace || p.CustomDatasetType == BurstGPTTrace:
+	case p.CustomDatasetType == "" || p.CustomDatasetType == MooncakeTrace || p.CustomDatasetType == BurstGPTTrace || p.CustomDatasetType == SingleTurn:
+	case p.CustomDatasetType == RandomPool:
+		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() {
+			bad("--custom-dataset-type random_pool: --input-file %s is a folder; a folder of pools is not supported yet: give one JSONL file", p.InputFile)
+		}
+		if p.Replays() {
+			bad("--custom-dataset-type random_pool draws its lines at random: it has no schedule to replay (leave out --fixed-schedule)")
+		}
 	case slices.Contains(aiperfDatasetTypes, p.CustomDatasetType):
-		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: mooncake_trace, burst_gpt_trace, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
+		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, random_pool, mooncake_trace, burst_gpt_trace, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
 	default:
-		bad("--custom-dataset-type %q: want mooncake_trace or burst_gpt_trace", p.CustomDatasetType)
+		bad("--custom-dataset-type %q: want single_turn, random_pool, mooncake_trace or burst_gpt_trace", p.CustomDatasetType)
 	}
 	if p.CustomDatasetType != "" && p.InputFile == "" {
 		bad("--custom-dataset-type %s needs --input-file", p.CustomDatasetType)

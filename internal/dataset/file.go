@@ -39,6 +39,46 @@ type fileLine struct {
 	InputLength  *int     `json:"input_length"`
 	OutputLength *int     `json:"output_length"`
 	HashIDs      []int64  `json:"hash_ids"`
+	// AIPerf's single_turn and random_pool fields: "texts" (joined by a
+	// newline into one prompt), GenAI-Perf's "text_input", and "extra",
+	// merged into the request body over --extra-inputs.
+	Texts     []string                   `json:"texts"`
+	TextInput *string                    `json:"text_input"`
+	Extra     map[string]json.RawMessage `json:"extra"`
+	// Fields AIPerf has that are refused here, by name.
+	Delay  json.RawMessage `json:"delay"`
+	Image  json.RawMessage `json:"image"`
+	Images json.RawMessage `json:"images"`
+	Audio  json.RawMessage `json:"audio"`
+	Audios json.RawMessage `json:"audios"`
+	Video  json.RawMessage `json:"video"`
+	Videos json.RawMessage `json:"videos"`
+	Turns  json.RawMessage `json:"turns"`
+}
+
+// text is the line's prompt text: "text", "texts" or "text_input".
+func (fl *fileLine) text() *string {
+	switch {
+	case fl.Text != nil:
+		return fl.Text
+	case fl.Texts != nil:
+		t := strings.Join(fl.Texts, "\n")
+		return &t
+	}
+	return fl.TextInput
+}
+
+// refused names a field of AIPerf's this loader does not take yet.
+func (fl *fileLine) refused() string {
+	switch {
+	case fl.Delay != nil:
+		return `"delay" (give "timestamp" in ms and --fixed-schedule instead)`
+	case fl.Image != nil || fl.Images != nil || fl.Audio != nil || fl.Audios != nil || fl.Video != nil || fl.Videos != nil:
+		return `media ("image(s)", "audio(s)", "video(s)"): only text prompts are sent so far`
+	case fl.Turns != nil:
+		return `"turns" (a multi_turn conversation: multi-turn sessions are not supported yet)`
+	}
+	return ""
 }
 
 // Blocks is how a Mooncake trace's hash_ids become text: hash id h is a
@@ -93,6 +133,7 @@ type LineMeta struct {
 	ISL, MaxTokens   int32
 	TimestampMs      float64
 	HasTime, Derived bool // Derived: the text is made (input_length, hash_ids), not read
+	Extra            bool // the line has "extra" body fields (read back with its text)
 }
 
 // FromFile reads a JSONL input file whole: IndexFile, then every line's
@@ -190,6 +231,11 @@ func (x *Index) parse(raw []byte, n int) (LineMeta, *fileLine, error) {
 		return LineMeta{}, nil, fmt.Errorf("%s:%d: %v", path, n, err)
 	}
 	var m LineMeta
+	if r := fl.refused(); r != "" {
+		return m, nil, fmt.Errorf("%s:%d: %s", path, n, r)
+	}
+	text := fl.text()
+	m.Extra = len(fl.Extra) > 0
 	switch {
 	case len(fl.HashIDs) > 0 && blocks.Size <= 0:
 		return m, nil, fmt.Errorf("%s:%d: \"hash_ids\" is a Mooncake trace's: give --custom-dataset-type mooncake_trace", path, n)
@@ -203,8 +249,8 @@ func (x *Index) parse(raw []byte, n int) (LineMeta, *fileLine, error) {
 				path, n, in, k, blocks.Size, blocks.Size*(k-1)+1, blocks.Size*k)
 		}
 		m.ISL, m.Derived = int32(in), true
-	case fl.Text != nil:
-		c := x.tok.Count(*fl.Text)
+	case text != nil:
+		c := x.tok.Count(*text)
 		if c > MaxInputLength {
 			return m, nil, fmt.Errorf("%s:%d: \"text\" of %d tokens is past %d", path, n, c, MaxInputLength)
 		}
@@ -214,7 +260,7 @@ func (x *Index) parse(raw []byte, n int) (LineMeta, *fileLine, error) {
 	case fl.InputLength != nil && *fl.InputLength > 0:
 		m.ISL, m.Derived = int32(*fl.InputLength), true
 	default:
-		return m, nil, fmt.Errorf("%s:%d: want \"text\" or a positive \"input_length\"", path, n)
+		return m, nil, fmt.Errorf("%s:%d: want \"text\" (or \"texts\", \"text_input\") or a positive \"input_length\"", path, n)
 	}
 	if fl.OutputLength != nil {
 		if *fl.OutputLength < 0 || *fl.OutputLength > MaxInputLength {
@@ -233,25 +279,32 @@ func (x *Index) parse(raw []byte, n int) (LineMeta, *fileLine, error) {
 
 // Text is line j's prompt text, read back from f (the indexed file).
 func (x *Index) Text(j int, f io.ReaderAt) (string, error) {
+	text, _, err := x.Line(j, f)
+	return text, err
+}
+
+// Line is line j's prompt text and its "extra" request fields, read back
+// from f (the indexed file).
+func (x *Index) Line(j int, f io.ReaderAt) (string, map[string]json.RawMessage, error) {
 	m := x.Lines[j]
 	if x.lengths {
-		return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), nil
+		return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), nil, nil
 	}
 	raw := make([]byte, m.Len)
 	if _, err := f.ReadAt(raw, m.Off); err != nil && !errors.Is(err, io.EOF) {
-		return "", fmt.Errorf("%s: read line %d again: %w", x.Path, j+1, err)
+		return "", nil, fmt.Errorf("%s: read line %d again: %w", x.Path, j+1, err)
 	}
 	var fl fileLine
 	if err := json.Unmarshal(bytes.TrimSpace(raw), &fl); err != nil {
-		return "", fmt.Errorf("%s: the file changed since it was read: %v", x.Path, err)
+		return "", nil, fmt.Errorf("%s: the file changed since it was read: %v", x.Path, err)
 	}
 	switch {
 	case len(fl.HashIDs) > 0:
-		return x.blocks.text(x.tok.Words(), fl.HashIDs, int(m.ISL)), nil
-	case fl.Text != nil:
-		return *fl.Text, nil
+		return x.blocks.text(x.tok.Words(), fl.HashIDs, int(m.ISL)), fl.Extra, nil
+	case fl.text() != nil:
+		return *fl.text(), fl.Extra, nil
 	}
-	return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), nil
+	return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), fl.Extra, nil
 }
 
 // IndexBurstGPT reads a BurstGPT trace (CSV with a header naming

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
 // FuzzFromFile: any bytes as an --input-file either load into prompts
@@ -98,6 +100,51 @@ func BenchmarkIndexFile(b *testing.B) {
 	for b.Loop() {
 		if _, err := IndexFile(p, nil, 1, Blocks{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// AIPerf's single_turn fields: "texts" joined into one prompt, GenAI-Perf's
+// "text_input", and "extra" read back with the text; fields it has that
+// are not taken here are refused by name, with the line, all at once.
+func TestAIPerfSingleTurnFields(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "prompts.jsonl")
+	os.WriteFile(p, []byte(`{"text": "What is machine learning?", "output_length": 50}
+{"texts": ["Explain", "neural networks."]}
+{"text_input": "Define reinforcement learning.", "extra": {"temperature": 0.2, "seed": 42}}
+`), 0o644)
+	x, err := IndexFile(p, nil, 1, Blocks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Open(p)
+	defer f.Close()
+	want := []string{"What is machine learning?", "Explain\nneural networks.", "Define reinforcement learning."}
+	for j, w := range want {
+		text, extra, err := x.Line(j, f)
+		if err != nil || text != w {
+			t.Fatalf("line %d: %q, %v; want %q", j+1, text, err, w)
+		}
+		if n := tokenizer.Count(w); int(x.Lines[j].ISL) != n {
+			t.Errorf("line %d: ISL %d, want %d", j+1, x.Lines[j].ISL, n)
+		}
+		if (j == 2) != (extra != nil) || j == 2 && string(extra["seed"]) != "42" {
+			t.Errorf("line %d: extra %v", j+1, extra)
+		}
+	}
+	if x.Lines[0].MaxTokens != 50 {
+		t.Errorf("output_length: %d", x.Lines[0].MaxTokens)
+	}
+	os.WriteFile(p, []byte(`{"text": "a", "delay": 100}
+{"text": "b", "images": ["x.png"]}
+{"session_id": "s", "turns": [{"text": "c"}]}
+{"texts": "not a list"}
+`), 0o644)
+	_, err = IndexFile(p, nil, 1, Blocks{})
+	for _, w := range []string{`prompts.jsonl:1: "delay"`, "prompts.jsonl:2: media", `prompts.jsonl:3: "turns"`, "prompts.jsonl:4:"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("err = %v, want it to name %q", err, w)
 		}
 	}
 }

@@ -8,6 +8,7 @@
 package dataset
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 
@@ -19,6 +20,9 @@ type Prompt struct {
 	Text      string
 	ISL       int // tokens in Text, by the plan's tokenizer
 	MaxTokens int // requested output tokens; 0 means unset
+	// Extra is a file line's own request fields ("extra"), merged into the
+	// body over --extra-inputs.
+	Extra map[string]json.RawMessage
 }
 
 // Lengths describes the ISL and OSL distributions: one normal each, or a

@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -257,6 +258,9 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 			return nil, "", err
 		}
 		g.sampling, g.samplingRoot = p.DatasetSampling, Root(seed, StreamSampling)
+		if p.CustomDatasetType == config.RandomPool && g.sampling == "" {
+			g.sampling = config.SamplingRandom // (AIPerf's random_pool: with replacement)
+		}
 	}
 	switch {
 	case p.Replays():
@@ -537,12 +541,12 @@ func (it *Iter) next(keep bool) bool {
 				}
 				it.f = f
 			}
-			text, err := g.index.Text(j, it.f)
+			text, extra, err := g.index.Line(j, it.f)
 			if err != nil {
 				it.err = err
 				return false
 			}
-			pr.Text = text
+			pr.Text, pr.Extra = text, extra
 		}
 	}
 	var id string
@@ -568,8 +572,16 @@ func (it *Iter) next(keep bool) bool {
 		e.CancelAfterNs = ph.CancelDelay
 	}
 	if keep {
+		extra := b.extra
+		if len(pr.Extra) > 0 { // a line's own "extra" wins over --extra-inputs, as in AIPerf
+			extra = maps.Clone(b.extra)
+			if extra == nil {
+				extra = map[string]json.RawMessage{}
+			}
+			maps.Copy(extra, pr.Extra)
+		}
 		req, err := b.kind.Build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, System: g.system, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
-			Usage: b.p.UseServerTokenCount, Extra: b.extra})
+			Usage: b.p.UseServerTokenCount, Extra: extra})
 		if err != nil {
 			it.err = fmt.Errorf("build request %d: %w", i, err)
 			return false

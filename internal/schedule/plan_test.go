@@ -532,3 +532,51 @@ func TestBigInputFileMemory(t *testing.T) {
 		t.Errorf("%.0f MB from the OS for a 1 GB file", float64(after.Sys)/1e6)
 	}
 }
+
+// AIPerf's random_pool draws a file's lines at random with replacement
+// (the same draws --dataset-sampling-strategy random makes), and a line's
+// "extra" fields land in its body over --extra-inputs.
+func TestRandomPoolAndLineExtra(t *testing.T) {
+	t.Parallel()
+	f := filepath.Join(t.TempDir(), "pool.jsonl")
+	os.WriteFile(f, []byte(`{"text": "What is machine learning?", "extra": {"temperature": 1.2, "top_p": 0.9}}
+{"texts": ["Explain", "neural networks."]}
+{"text_input": "What are transformers?"}
+`), 0o644)
+	bodies := func(typ, strategy string) []string {
+		p := profile()
+		p.InputFile, p.RequestCount, p.CustomDatasetType, p.DatasetSampling = f, 12, typ, strategy
+		p.ExtraInputs = []string{"temperature:0.5"}
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		pl, err := Build(p, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range entries(t, pl.Profiling()) {
+			out = append(out, string(e.Body))
+		}
+		return out
+	}
+	pool, random, single := bodies("random_pool", ""), bodies("", "random"), bodies("single_turn", "")
+	if !slices.Equal(pool, random) {
+		t.Fatal("random_pool does not draw as --dataset-sampling-strategy random does")
+	}
+	if slices.Equal(pool, single) {
+		t.Fatal("random_pool took the lines in file order")
+	}
+	for i, b := range single {
+		switch i % 3 {
+		case 0:
+			if !strings.Contains(b, `"temperature":1.2`) || !strings.Contains(b, `"top_p":0.9`) {
+				t.Fatalf("line 1's extra did not win over --extra-inputs: %s", b)
+			}
+		case 1:
+			if !strings.Contains(b, `"content":"Explain\nneural networks."`) || !strings.Contains(b, `"temperature":0.5`) {
+				t.Fatalf("line 2: %s", b)
+			}
+		}
+	}
+}

@@ -40,6 +40,9 @@ type hf struct {
 
 type merged struct{ rank, id int }
 
+// maxTokenizerFile bounds a tokenizer.json (the largest in use are ~30 MB).
+const maxTokenizerFile = 512 << 20
+
 type addedToken struct {
 	ID         int    `json:"id"`
 	Content    string `json:"content"`
@@ -76,6 +79,13 @@ type hfModel struct {
 
 // loadHF reads a tokenizer.json; digest is its sha256.
 func loadHF(path string) (*hf, string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("--tokenizer: %w", err)
+	}
+	if !st.Mode().IsRegular() || st.Size() > maxTokenizerFile {
+		return nil, "", fmt.Errorf("--tokenizer %s: not a regular file of at most %d MB", path, maxTokenizerFile>>20)
+	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, "", fmt.Errorf("--tokenizer: %w", err)
