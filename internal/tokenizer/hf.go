@@ -633,18 +633,7 @@ func (h *hf) merge(piece string) []int {
 			syms = append(syms, h.unk)
 		}
 	}
-	for len(syms) > 1 {
-		best, at := merged{rank: -1}, -1
-		for i := 0; i+1 < len(syms); i++ {
-			if m, ok := h.merges[[2]int{syms[i], syms[i+1]}]; ok && (at < 0 || m.rank < best.rank) {
-				best, at = m, i
-			}
-		}
-		if at < 0 {
-			break
-		}
-		syms[at] = best.id
-		syms = append(syms[:at+1], syms[at+2:]...)
-	}
-	return syms
+	return bpeMerge(syms,
+		func(a, b int) (int, bool) { m, ok := h.merges[[2]int{a, b}]; return m.rank, ok },
+		func(a, b int) int { return h.merges[[2]int{a, b}].id })
 }

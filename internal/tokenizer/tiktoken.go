@@ -78,25 +78,17 @@ func (t *tiktoken) count(s string) (int, error) {
 // pair whose concatenation has the lowest rank merges, the leftmost of
 // equal ranks, until no concatenation is a token.
 func (t *tiktoken) merge(piece string) []int {
-	bounds := make([]int, len(piece)+1) // part k is piece[bounds[k]:bounds[k+1]]
-	for i := range bounds {
-		bounds[i] = i
+	type part struct{ lo, hi int } // piece[lo:hi]
+	parts := make([]part, len(piece))
+	for i := range parts {
+		parts[i] = part{i, i + 1}
 	}
-	for len(bounds) > 2 {
-		best, at := -1, -1
-		for k := 0; k+2 < len(bounds); k++ {
-			if r, ok := t.ranks[piece[bounds[k]:bounds[k+2]]]; ok && (at < 0 || r < best) {
-				best, at = r, k
-			}
-		}
-		if at < 0 {
-			break
-		}
-		bounds = append(bounds[:at+1], bounds[at+2:]...)
-	}
-	ids := make([]int, 0, len(bounds)-1)
-	for k := 0; k+1 < len(bounds); k++ {
-		ids = append(ids, t.ranks[piece[bounds[k]:bounds[k+1]]])
+	parts = bpeMerge(parts,
+		func(a, b part) (int, bool) { r, ok := t.ranks[piece[a.lo:b.hi]]; return r, ok },
+		func(a, b part) part { return part{a.lo, b.hi} })
+	ids := make([]int, len(parts))
+	for k, p := range parts {
+		ids[k] = t.ranks[piece[p.lo:p.hi]]
 	}
 	return ids
 }

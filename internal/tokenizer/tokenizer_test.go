@@ -296,3 +296,60 @@ func BenchmarkEncode(b *testing.B) {
 		})
 	}
 }
+
+// The heap merge (long pieces) makes exactly the scan's merges, for
+// tiktoken's ranks and a tokenizer.json's merges alike.
+func TestHeapMergeIsTheScan(t *testing.T) {
+	tk := Builtin().enc.(*tiktoken)
+	hfTok, err := load("testdata/qwen3-trimmed.json", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hfTok.enc.(*hf)
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []string{"a", "b", "e", "r", "s", "t", " ", "\n", "in", "er", "é", "中", "1"}
+	for n := 0; n < 300; n++ {
+		var b strings.Builder
+		for k := r.IntN(200) + 2; k > 0; k-- {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		piece := b.String()
+		type part struct{ lo, hi int }
+		mk := func() []part {
+			ps := make([]part, len(piece))
+			for i := range ps {
+				ps[i] = part{i, i + 1}
+			}
+			return ps
+		}
+		rank := func(a, b part) (int, bool) { v, ok := tk.ranks[piece[a.lo:b.hi]]; return v, ok }
+		join := func(a, b part) part { return part{a.lo, b.hi} }
+		if s, hp := scanMerge(mk(), rank, join), heapMerge(mk(), rank, join); !slices.Equal(s, hp) {
+			t.Fatalf("tiktoken %q: scan %v, heap %v", piece, s, hp)
+		}
+		ids := func() []int {
+			var out []int
+			for i := 0; i < len(piece); i++ {
+				out = append(out, h.byteID[piece[i]])
+			}
+			return out
+		}
+		hrank := func(a, b int) (int, bool) { m, ok := h.merges[[2]int{a, b}]; return m.rank, ok }
+		hjoin := func(a, b int) int { return h.merges[[2]int{a, b}].id }
+		if s, hp := scanMerge(ids(), hrank, hjoin), heapMerge(ids(), hrank, hjoin); !slices.Equal(s, hp) {
+			t.Fatalf("tokenizer.json %q: scan %v, heap %v", piece, s, hp)
+		}
+	}
+}
+
+// Pathological text: one 20,000-letter word, and a 20,000-space run (a
+// scan merge took 3–8 s on each).
+func BenchmarkEncodeLongPiece(b *testing.B) {
+	for _, s := range []struct{ name, text string }{{"letters", strings.Repeat("a", 20000)}, {"spaces", strings.Repeat(" ", 20000)}} {
+		b.Run(s.name, func(b *testing.B) {
+			for b.Loop() {
+				Builtin().Count(s.text)
+			}
+		})
+	}
+}
