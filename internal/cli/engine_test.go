@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -723,5 +724,49 @@ func TestBurstGPTReplay(t *testing.T) {
 	recs := readRecords(t, dir)
 	if len(recs) != 2 || recs[0].Due != 0 || recs[1].Due != int64(500*time.Millisecond) || recs[0].ISL != 20 || recs[1].OSL != 2 {
 		t.Fatalf("%d records: %+v", len(recs), recs)
+	}
+}
+
+// A Bailian trace (testdata/traces/bailian.jsonl: 4 sessions of 3 turns,
+// timestamps in seconds, 16-token hash_ids blocks, each follow-up's blocks
+// extending its parent's; and one 2,000-token request) replayed with
+// AIPerf's synthesis flags: twice as fast, the long request left out by
+// --synthesis-max-isl, output lengths capped by --synthesis-max-osl.
+func TestBailianTraceReplayWithSynthesis(t *testing.T) {
+	_, url := engineSim(t, nil)
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--input-file", "testdata/traces/bailian.jsonl",
+		"--custom-dataset-type", "bailian_trace", "--synthesis-speedup-ratio", "2", "--synthesis-max-isl", "1000", "--synthesis-max-osl", "4",
+		"--extra-inputs", "ignore_eos:true", "--random-seed", "4", "--artifact-dir", dir, "--server-metrics", url+"/metrics")
+	r, err := result.Read(dir)
+	if res.code != 0 || err != nil {
+		t.Fatalf("exit %d, %v\n%s", res.code, err, res.stderr)
+	}
+	if r.Counts.OK != 12 {
+		t.Fatalf("counts %+v: want the 12 session requests, the 2,000-token one left out", r.Counts)
+	}
+	var trace []struct {
+		Timestamp float64 `json:"timestamp"`
+	}
+	b, _ := os.ReadFile("testdata/traces/bailian.jsonl")
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var x struct {
+			Timestamp float64 `json:"timestamp"`
+		}
+		json.Unmarshal([]byte(l), &x)
+		trace = append(trace, x)
+	}
+	for _, rec := range readRecords(t, dir) {
+		want := int64(math.Round(trace[rec.Index].Timestamp * 1e9 / 2))
+		if d := rec.Due - want; d < -1000 || d > 1000 {
+			t.Errorf("request %d due at %d ns; the trace's %.3f s at 2x is %d", rec.Index, rec.Due, trace[rec.Index].Timestamp, want)
+		}
+		if rec.MaxTokens != 4 || rec.OSL != 4 {
+			t.Errorf("request %d: max_tokens %d, osl %d; want 4 (--synthesis-max-osl)", rec.Index, rec.MaxTokens, rec.OSL)
+		}
+	}
+	t.Logf("prompt cache %+v", r.ToolHealth.PromptCache)
+	if pc := r.ToolHealth.PromptCache; pc == nil || pc.CachedFraction < 0.2 {
+		t.Errorf("follow-ups extending their parents' hash_ids gave no prefix-cache hits: %+v", pc)
 	}
 }

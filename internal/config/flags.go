@@ -59,10 +59,13 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.Float64Var(&p.CancellationRate, "request-cancellation-rate", p.CancellationRate, "percent of requests to cancel")
 	fs.Float64Var(&p.CancellationDelay, "request-cancellation-delay", p.CancellationDelay, "seconds after sending that a cancelled request is cancelled")
 	fs.StringVar(&p.InputFile, "input-file", p.InputFile, "JSONL prompts: {\"text\"|\"input_length\", \"output_length\", \"timestamp\" (ms)}")
-	fs.StringVar(&p.CustomDatasetType, "custom-dataset-type", p.CustomDatasetType, "single_turn: AIPerf's JSONL fields (text, texts, text_input, output_length, timestamp, extra); random_pool: the same, drawn at random with replacement; mooncake_trace: --input-file is a Mooncake trace (timestamp, input_length, output_length, hash_ids); burst_gpt_trace: a BurstGPT CSV (Timestamp, Request tokens, Response tokens); each replayed on its timestamps")
+	fs.StringVar(&p.CustomDatasetType, "custom-dataset-type", p.CustomDatasetType, "single_turn: AIPerf's JSONL fields (text, texts, text_input, output_length, timestamp, extra); random_pool: the same, drawn at random with replacement; mooncake_trace: --input-file is a Mooncake trace (timestamp in ms, input_length, output_length, hash_ids); bailian_trace: a Bailian trace (the same, timestamp in s, 16-token blocks); burst_gpt_trace: a BurstGPT CSV (Timestamp, Request tokens, Response tokens); each replayed on its timestamps")
 	fs.StringVar(&p.PublicDataset, "public-dataset", p.PublicDataset, "sharegpt: --input-file is a ShareGPT JSON file, read locally (first human/gpt pair of each conversation, vLLM's length filter)")
 	fs.StringVar(&p.DatasetSampling, "dataset-sampling-strategy", p.DatasetSampling, "how --input-file's prompts are taken: sequential (default), shuffle (each pass in its own seeded order) or random (seeded, with replacement)")
-	fs.IntVar(&p.ISLBlockSize, "isl-block-size", p.ISLBlockSize, "tokens per hash_ids block of a mooncake_trace: requests sharing leading hash ids share that prefix")
+	fs.IntVar(&p.ISLBlockSize, "isl-block-size", p.ISLBlockSize, "tokens per hash_ids block of a trace (default 512; bailian_trace 16): requests sharing leading hash ids share that prefix")
+	fs.Float64Var(&p.SynthesisSpeedupRatio, "synthesis-speedup-ratio", p.SynthesisSpeedupRatio, "replay a trace this many times faster: its timestamps divided by the ratio (default 1)")
+	fs.IntVar(&p.SynthesisMaxISL, "synthesis-max-isl", p.SynthesisMaxISL, "leave out a trace's requests of more input tokens than this")
+	fs.IntVar(&p.SynthesisMaxOSL, "synthesis-max-osl", p.SynthesisMaxOSL, "cap a trace's output lengths at this many tokens")
 	fs.BoolVar(&p.FixedSchedule, "fixed-schedule", p.FixedSchedule, "send at the --input-file timestamps")
 	fs.BoolVar(&p.FixedScheduleAutoOffset, "fixed-schedule-auto-offset", p.FixedScheduleAutoOffset, "shift the schedule so its first timestamp is 0")
 	fs.IntVar(&p.FixedScheduleStartOffset, "fixed-schedule-start-offset", p.FixedScheduleStartOffset, "ms: start the replay at this timestamp (earlier requests are skipped; one stamped here is sent at once)")
@@ -130,7 +133,7 @@ var flagGroups = map[string][]string{
 	"Endpoint": {"model", "url", "endpoint", "endpoint-type", "streaming", "header", "api-key", "request-timeout-seconds"},
 	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev", "sequence-distribution", "seq-dist",
 		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length",
-		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "dataset-sampling-strategy", "isl-block-size", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
+		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "dataset-sampling-strategy", "isl-block-size", "synthesis-speedup-ratio", "synthesis-max-isl", "synthesis-max-osl", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
 		"num-dataset-entries", "random-seed"},
 	"Tokenizer": {"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code"},
 	"Load generator": {"concurrency", "request-count", "request-rate", "arrival-pattern", "arrival-smoothness", "benchmark-duration",
@@ -163,8 +166,8 @@ func (p *Profile) NoteSet(fs *pflag.FlagSet) {
 // that it is unknown.
 var aiperfOnly = []string{
 	"conversation-num", "conversation-turn-mean", "conversation-turn-stddev", "conversation-turn-delay-mean",
-	"conversation-turn-delay-stddev", "conversation-turn-delay-ratio", "user-context-prompt-length", "synthesis-speedup-ratio", "synthesis-prefix-len-multiplier",
-	"synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier", "synthesis-max-isl", "synthesis-max-osl",
+	"conversation-turn-delay-stddev", "conversation-turn-delay-ratio", "user-context-prompt-length", "synthesis-prefix-len-multiplier",
+	"synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier", "synthesis-output-len-multiplier",
 	"num-users", "user-centric-rate", "prefill-concurrency", "url-strategy",
 	"custom-endpoint", "batch-size-text", "batch-size-image", "batch-size-audio", "image-width-mean", "image-height-mean",
 	"audio-length-mean", "prompt-batch-size", "num-sessions", "session-turns-mean", "export-level", "profile-export-prefix",

@@ -57,16 +57,19 @@ type Profile struct {
 	CancellationRate  float64 // --request-cancellation-rate, percent of requests
 	CancellationDelay float64 // --request-cancellation-delay, seconds after sending
 
-	InputFile                string // --input-file: JSONL prompts (and timestamps for a fixed schedule)
-	CustomDatasetType        string // --custom-dataset-type: "" (plain JSONL) or mooncake_trace
-	DatasetSampling          string // --dataset-sampling-strategy: sequential (default), shuffle, random
-	PublicDataset            string // --public-dataset: sharegpt, read from --input-file (nothing is downloaded)
-	ISLBlockSize             int    // --isl-block-size: tokens per hash_ids block of a Mooncake trace
-	FixedSchedule            bool   // --fixed-schedule: send at the file's timestamps
-	FixedScheduleAutoOffset  bool   // --fixed-schedule-auto-offset: first timestamp becomes 0
-	FixedScheduleStartOffset int    // --fixed-schedule-start-offset, ms: skip earlier timestamps
-	FixedScheduleEndOffset   int    // --fixed-schedule-end-offset, ms: skip later timestamps (0: none)
-	NumDatasetEntries        int    // --num-dataset-entries: prompts cycled by duration-bound closed loops
+	InputFile                string  // --input-file: JSONL prompts (and timestamps for a fixed schedule)
+	CustomDatasetType        string  // --custom-dataset-type: "" (plain JSONL) or mooncake_trace
+	DatasetSampling          string  // --dataset-sampling-strategy: sequential (default), shuffle, random
+	PublicDataset            string  // --public-dataset: sharegpt, read from --input-file (nothing is downloaded)
+	ISLBlockSize             int     // --isl-block-size: tokens per hash_ids block of a trace (0: the type's, see BlockSize)
+	FixedSchedule            bool    // --fixed-schedule: send at the file's timestamps
+	FixedScheduleAutoOffset  bool    // --fixed-schedule-auto-offset: first timestamp becomes 0
+	FixedScheduleStartOffset int     // --fixed-schedule-start-offset, ms: skip earlier timestamps
+	FixedScheduleEndOffset   int     // --fixed-schedule-end-offset, ms: skip later timestamps (0: none)
+	SynthesisSpeedupRatio    float64 // --synthesis-speedup-ratio: a trace's timestamps divided by this (0: 1)
+	SynthesisMaxISL          int     // --synthesis-max-isl: a trace's requests with more input tokens are left out
+	SynthesisMaxOSL          int     // --synthesis-max-osl: a trace's output lengths capped at this
+	NumDatasetEntries        int     // --num-dataset-entries: prompts cycled by duration-bound closed loops
 
 	Tokenizer                string // --tokenizer: "" (builtin o200k_base), a tokenizer.json, or ORG/NAME in the local HF cache
 	TokenizerRevision        string // --tokenizer-revision: the cached snapshot of an ORG/NAME
@@ -118,7 +121,6 @@ var DefaultProfile = Profile{
 	ArrivalSmoothness:     1,
 	GracePeriod:           30,
 	NumDatasetEntries:     100,
-	ISLBlockSize:          512,
 }
 
 // OpenLoop reports whether requests are sent on a schedule (a rate or a
@@ -129,12 +131,35 @@ func (p *Profile) OpenLoop() bool { return p.RequestRate > 0 || p.Replays() }
 // --fixed-schedule, or a Mooncake trace, which AIPerf replays on its
 // timestamps unasked.
 func (p *Profile) Replays() bool {
-	return p.FixedSchedule || p.CustomDatasetType == MooncakeTrace || p.CustomDatasetType == BurstGPTTrace
+	return p.FixedSchedule || p.Trace()
+}
+
+// Trace reports whether the input file is a trace that is replayed on its
+// timestamps unasked: mooncake_trace, bailian_trace or burst_gpt_trace.
+func (p *Profile) Trace() bool {
+	switch p.CustomDatasetType {
+	case MooncakeTrace, BailianTrace, BurstGPTTrace:
+		return true
+	}
+	return false
+}
+
+// BlockSize is the tokens per hash_ids block: --isl-block-size, or the
+// trace type's own (AIPerf's: 512 for Mooncake, 16 for Bailian).
+func (p *Profile) BlockSize() int {
+	switch {
+	case p.ISLBlockSize > 0:
+		return p.ISLBlockSize
+	case p.CustomDatasetType == BailianTrace:
+		return 16
+	}
+	return 512
 }
 
 // Custom dataset types (AIPerf's names).
 const (
 	MooncakeTrace = "mooncake_trace"
+	BailianTrace  = "bailian_trace" // Mooncake's fields with timestamps in seconds, 16-token blocks, chat_id/turn
 	BurstGPTTrace = "burst_gpt_trace"
 	SingleTurn    = "single_turn" // JSONL of AIPerf's single-turn fields, in file order
 	RandomPool    = "random_pool" // the same lines, drawn at random with replacement
@@ -153,7 +178,7 @@ const (
 // aiperfDatasetTypes are AIPerf's other --custom-dataset-type values: a
 // user who gives one gets told it is AIPerf's and not supported here yet,
 // never that it is unknown.
-var aiperfDatasetTypes = []string{"multi_turn", "bailian_trace", "baseten_trace", "weka_trace", "sharegpt", "inputs_json", "raw_payload"}
+var aiperfDatasetTypes = []string{"multi_turn", "baseten_trace", "weka_trace", "sharegpt", "inputs_json", "raw_payload"}
 
 // Ceiling is the in-flight limit: the concurrency in a closed loop, in an
 // open loop only when --concurrency was given (0: none).
@@ -407,7 +432,7 @@ func (p *Profile) validateLoad() []error {
 		bad("--request-cancellation-delay %g: must not be negative", p.CancellationDelay)
 	}
 	switch {
-	case p.CustomDatasetType == "" || p.CustomDatasetType == MooncakeTrace || p.CustomDatasetType == BurstGPTTrace || p.CustomDatasetType == SingleTurn:
+	case p.CustomDatasetType == "" || p.Trace() || p.CustomDatasetType == SingleTurn:
 	case p.CustomDatasetType == RandomPool:
 		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() {
 			bad("--custom-dataset-type random_pool: --input-file %s is a folder; a folder of pools is not supported yet: give one JSONL file", p.InputFile)
@@ -416,9 +441,9 @@ func (p *Profile) validateLoad() []error {
 			bad("--custom-dataset-type random_pool draws its lines at random: it has no schedule to replay (leave out --fixed-schedule)")
 		}
 	case slices.Contains(aiperfDatasetTypes, p.CustomDatasetType):
-		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, random_pool, mooncake_trace, burst_gpt_trace, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
+		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
 	default:
-		bad("--custom-dataset-type %q: want single_turn, random_pool, mooncake_trace or burst_gpt_trace", p.CustomDatasetType)
+		bad("--custom-dataset-type %q: want single_turn, random_pool, mooncake_trace, bailian_trace or burst_gpt_trace", p.CustomDatasetType)
 	}
 	if p.CustomDatasetType != "" && p.InputFile == "" {
 		bad("--custom-dataset-type %s needs --input-file", p.CustomDatasetType)
@@ -457,8 +482,17 @@ func (p *Profile) validateLoad() []error {
 	case p.PrefixPromptLength > dataset.MaxInputLength || p.SharedSystemPromptLength > dataset.MaxInputLength:
 		bad("a prefix or system prompt past %d tokens", dataset.MaxInputLength)
 	}
-	if p.ISLBlockSize < 1 {
+	if p.ISLBlockSize < 0 {
 		bad("--isl-block-size %d: must be at least 1", p.ISLBlockSize)
+	}
+	if p.SynthesisSpeedupRatio < 0 || math.IsNaN(p.SynthesisSpeedupRatio) || math.IsInf(p.SynthesisSpeedupRatio, 0) {
+		bad("--synthesis-speedup-ratio %g: want a positive, finite ratio (2 replays twice as fast)", p.SynthesisSpeedupRatio)
+	}
+	if p.SynthesisMaxISL < 0 || p.SynthesisMaxOSL < 0 {
+		bad("--synthesis-max-isl and --synthesis-max-osl: not negative")
+	}
+	if (p.SynthesisSpeedupRatio > 0 && p.SynthesisSpeedupRatio != 1 || p.SynthesisMaxISL > 0 || p.SynthesisMaxOSL > 0) && !p.Replays() {
+		bad("the --synthesis-* flags transform a trace replayed on its timestamps: give --custom-dataset-type mooncake_trace, bailian_trace or burst_gpt_trace (or --fixed-schedule)")
 	}
 	if p.Replays() {
 		if p.RequestRate > 0 {

@@ -122,8 +122,9 @@ type Index struct {
 	Digest  string // the file's sha256, taken in the same pass
 	tok     *tokenizer.Tokenizer
 	blocks  Blocks
-	words   uint64 // root of synthesized lines' words: line j draws from its own source
-	lengths bool   // every line is lengths only (a BurstGPT CSV): nothing to read back
+	words   uint64  // root of synthesized lines' words: line j draws from its own source
+	lengths bool    // every line is lengths only (a BurstGPT CSV): nothing to read back
+	msPer   float64 // ms per unit of "timestamp"
 }
 
 // LineMeta is one line of an indexed file.
@@ -165,12 +166,27 @@ func FromFile(path string, tok *tokenizer.Tokenizer, words uint64, blocks Blocks
 // blocks, see Blocks), with "output_length" and a "timestamp" in ms.
 // Errors name the file and the line.
 func IndexFile(path string, tok *tokenizer.Tokenizer, words uint64, blocks Blocks) (*Index, error) {
+	return indexJSONL(path, tok, words, blocks, 1)
+}
+
+// IndexBailian reads a Bailian trace (Alibaba's Qwen serving traces):
+// IndexFile's Mooncake fields with "timestamp" in seconds. Its chat_id,
+// parent_chat_id and turn are passed over: each line is a whole request
+// as the service saw it (a follow-up's input_length and hash_ids include
+// the history), so the lines are replayed as they are, on their
+// timestamps, and shared hash_ids share their prefix.
+func IndexBailian(path string, tok *tokenizer.Tokenizer, words uint64, blocks Blocks) (*Index, error) {
+	return indexJSONL(path, tok, words, blocks, 1000)
+}
+
+// indexJSONL is IndexFile with timestamps multiplied by msPer to make ms.
+func indexJSONL(path string, tok *tokenizer.Tokenizer, words uint64, blocks Blocks, msPer float64) (*Index, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--input-file: %w", err)
 	}
 	defer f.Close()
-	x := &Index{Path: path, tok: orBuiltin(tok), blocks: blocks, words: words}
+	x := &Index{Path: path, tok: orBuiltin(tok), blocks: blocks, words: words, msPer: msPer}
 	var problems []error
 	sum := sha256.New()
 	r := bufio.NewReaderSize(io.TeeReader(f, sum), 1<<20)
@@ -272,7 +288,7 @@ func (x *Index) parse(raw []byte, n int) (LineMeta, *fileLine, error) {
 		if *fl.Timestamp < 0 || math.IsInf(*fl.Timestamp, 0) {
 			return m, nil, fmt.Errorf("%s:%d: negative \"timestamp\"", path, n)
 		}
-		m.TimestampMs, m.HasTime = *fl.Timestamp, true
+		m.TimestampMs, m.HasTime = *fl.Timestamp*x.msPer, true
 	}
 	return m, &fl, nil
 }

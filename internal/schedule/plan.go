@@ -236,13 +236,17 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 	if p.InputFile != "" {
 		var err error
 		var blocks dataset.Blocks
-		if p.CustomDatasetType == config.MooncakeTrace {
+		if p.CustomDatasetType == config.MooncakeTrace || p.CustomDatasetType == config.BailianTrace {
 			// Each repeat its own blocks (none served from another's cache);
 			// within a run, shared hash ids share their words.
-			blocks = dataset.Blocks{Size: p.ISLBlockSize, Root: Root(g.wordsRoot, StreamBlocks)}
+			blocks = dataset.Blocks{Size: p.BlockSize(), Root: Root(g.wordsRoot, StreamBlocks)}
 		}
 		if p.PublicDataset == config.ShareGPT {
 			if g.prompts, err = dataset.FromShareGPT(p.InputFile, b.tok); err != nil {
+				return nil, "", err
+			}
+		} else if p.CustomDatasetType == config.BailianTrace {
+			if g.index, err = dataset.IndexBailian(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads), blocks); err != nil {
 				return nil, "", err
 			}
 		} else if p.CustomDatasetType == config.BurstGPTTrace {
@@ -334,6 +338,9 @@ func fixedSchedule(p *config.Profile, x *dataset.Index) ([]int, []float64, error
 		if p.FixedScheduleEndOffset > 0 && l.TimestampMs > float64(p.FixedScheduleEndOffset) {
 			continue
 		}
+		if p.SynthesisMaxISL > 0 && int(l.ISL) > p.SynthesisMaxISL {
+			continue // --synthesis-max-isl leaves it out
+		}
 		sel = append(sel, ts{l.TimestampMs, i})
 	}
 	sort.SliceStable(sel, func(a, b int) bool { return sel[a].t < sel[b].t })
@@ -344,11 +351,15 @@ func fixedSchedule(p *config.Profile, x *dataset.Index) ([]int, []float64, error
 	if p.FixedScheduleAutoOffset && len(sel) > 0 {
 		base = sel[0].t
 	}
+	speedup := p.SynthesisSpeedupRatio
+	if speedup <= 0 {
+		speedup = 1
+	}
 	lines := make([]int, len(sel))
 	dues := make([]float64, len(sel))
 	for k, s := range sel {
 		lines[k] = s.i
-		dues[k] = (s.t - base) / 1000
+		dues[k] = (s.t - base) / 1000 / speedup // --synthesis-speedup-ratio
 	}
 	return lines, dues, nil
 }
@@ -532,6 +543,9 @@ func (it *Iter) next(keep bool) bool {
 		}
 		m := g.index.Lines[j]
 		pr.ISL, pr.MaxTokens = int(m.ISL), int(m.MaxTokens)
+		if mx := b.p.SynthesisMaxOSL; mx > 0 && pr.MaxTokens > mx {
+			pr.MaxTokens = mx // --synthesis-max-osl
+		}
 		if keep {
 			if it.f == nil {
 				f, err := os.Open(g.index.Path)
