@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/sim"
 )
@@ -769,4 +770,55 @@ func TestBailianTraceReplayWithSynthesis(t *testing.T) {
 	if pc := r.ToolHealth.PromptCache; pc == nil || pc.CachedFraction < 0.2 {
 		t.Errorf("follow-ups extending their parents' hash_ids gave no prefix-cache hits: %+v", pc)
 	}
+}
+
+// Multi-turn sessions end to end, with AIPerf's flags, over two worker
+// processes: every session's turns go in order on one worker, each sent
+// at least its delay after the previous turn's answer, with the history
+// (earlier turns and the server's own answers) in front, so the client's
+// ISL of each turn is exactly what the server counted.
+func TestMultiTurnSessions(t *testing.T) {
+	_, url := startSim(t, 2*time.Millisecond, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--isl", "24", "--osl", "6",
+		"--conversation-num", "6", "--conversation-turn-mean", "3", "--conversation-turn-stddev", "1",
+		"--conversation-turn-delay-mean", "30", "--concurrency", "3", "--workers", "2", "--random-seed", "3", "--use-server-token-count", "--artifact-dir", dir)
+	r, err := result.Read(dir)
+	if res.code != 0 || err != nil {
+		t.Fatalf("exit %d, %v\n%s", res.code, err, res.stderr)
+	}
+	recs := readRecords(t, dir)
+	if r.Counts.Errors != 0 || len(recs) < 6 {
+		t.Fatalf("counts %+v, %d records", r.Counts, len(recs))
+	}
+	bySession := map[string][]record.Record{}
+	for _, rec := range recs {
+		bySession[rec.SessionID] = append(bySession[rec.SessionID], rec)
+	}
+	if len(bySession) != 6 {
+		t.Fatalf("%d sessions, want 6", len(bySession))
+	}
+	turns := 0
+	for id, rs := range bySession {
+		slices.SortFunc(rs, func(a, b record.Record) int { return a.Turn - b.Turn })
+		for k, rec := range rs {
+			turns++
+			if rec.Turn != k || rec.Worker != rs[0].Worker {
+				t.Fatalf("session %s: turn %d (worker %d) at place %d (worker %d)", id, rec.Turn, rec.Worker, k, rs[0].Worker)
+			}
+			if rec.ServerISL != rec.ISL {
+				t.Errorf("session %s turn %d: ISL %d, the server counted %d", id, k, rec.ISL, rec.ServerISL)
+			}
+			if k > 0 {
+				prev := rs[k-1]
+				if gap := time.Duration(rec.Sent - prev.End); gap < 30*time.Millisecond {
+					t.Errorf("session %s turn %d sent %s after turn %d's answer ended, before its 30 ms delay", id, k, gap, k-1)
+				}
+				if want := prev.ISL + prev.OSL + 24; rec.ISL != want {
+					t.Errorf("session %s turn %d: ISL %d, want the history's %d + %d + 24", id, k, rec.ISL, prev.ISL, prev.OSL)
+				}
+			}
+		}
+	}
+	t.Logf("%d sessions, %d turns, on %d workers", len(bySession), turns, 2)
 }

@@ -49,6 +49,9 @@ type Client struct {
 	// Tok counts the output tokens (OSL) of every response: the run's
 	// --tokenizer; nil, the builtin.
 	Tok *tokenizer.Tokenizer
+	// KeepOutput keeps each response's text in its record (Output), for a
+	// multi-turn session's history.
+	KeepOutput bool
 
 	fastOnce sync.Once
 	fast     *fastConf
@@ -335,6 +338,9 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 func (c *Client) endStream(rec *record.Record, st *streamState, end int64) {
 	rec.End = end
 	rec.OSL = c.Tokenizer().Count(string(st.text))
+	if c.KeepOutput {
+		rec.Output = string(st.text)
+	}
 	switch {
 	case !st.done && !st.finished && !hasFinish(st.tail[:st.tailN]):
 		rec.ErrKind, rec.ErrMsg = record.ErrStreamCut, fmt.Sprintf("the stream ended after %d tokens with neither [DONE] nor a finish_reason", rec.OSL)
@@ -382,6 +388,9 @@ func (c *Client) parseWhole(b []byte, rec *record.Record) {
 		rec.ServerISL, rec.ServerOSL = r.Usage.PromptTokens, r.Usage.CompletionTokens
 	}
 	rec.OSL = c.Tokenizer().Count(r.Content)
+	if c.KeepOutput {
+		rec.Output = r.Content
+	}
 	if r.Content == "" {
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "response had no content"
 	}

@@ -71,6 +71,16 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.IntVar(&p.FixedScheduleStartOffset, "fixed-schedule-start-offset", p.FixedScheduleStartOffset, "ms: start the replay at this timestamp (earlier requests are skipped; one stamped here is sent at once)")
 	fs.IntVar(&p.FixedScheduleEndOffset, "fixed-schedule-end-offset", p.FixedScheduleEndOffset, "ms: skip requests timestamped after this")
 	fs.IntVar(&p.NumDatasetEntries, "num-dataset-entries", p.NumDatasetEntries, "prompts cycled by a --benchmark-duration closed loop")
+	fs.IntVar(&p.ConversationNum, "conversation-num", p.ConversationNum, "synthetic multi-turn conversations (sessions), each on one concurrency slot, its turns in order with the history (chat)")
+	fs.IntVar(&p.ConversationNum, "num-conversations", p.ConversationNum, "alias of --conversation-num")
+	fs.IntVar(&p.ConversationNum, "num-sessions", p.ConversationNum, "alias of --conversation-num")
+	fs.Float64Var(&p.ConversationTurnMean, "conversation-turn-mean", p.ConversationTurnMean, "mean turns per conversation (each turn's prompt drawn like a single-turn prompt)")
+	fs.Float64Var(&p.ConversationTurnMean, "session-turns-mean", p.ConversationTurnMean, "alias of --conversation-turn-mean")
+	fs.Float64Var(&p.ConversationTurnStddev, "conversation-turn-stddev", p.ConversationTurnStddev, "standard deviation of the turns per conversation")
+	fs.Float64Var(&p.ConversationTurnStddev, "session-turns-stddev", p.ConversationTurnStddev, "alias of --conversation-turn-stddev")
+	fs.Float64Var(&p.TurnDelayMean, "conversation-turn-delay-mean", p.TurnDelayMean, "ms between a turn's response and the next turn (a user's think time)")
+	fs.Float64Var(&p.TurnDelayStddev, "conversation-turn-delay-stddev", p.TurnDelayStddev, "standard deviation of the turn delay, ms")
+	fs.Float64Var(&p.TurnDelayRatio, "conversation-turn-delay-ratio", p.TurnDelayRatio, "multiplier of every turn delay (0.5 halves them)")
 	fs.StringVar(&p.Tokenizer, "tokenizer", p.Tokenizer, "token counts and exact-length prompts: a tokenizer.json path or folder, or ORG/NAME from the local Hugging Face cache (HF_HUB_CACHE, HF_HOME; nothing is downloaded); default builtin (o200k_base; cl100k_base also built in)")
 	fs.StringVar(&p.TokenizerRevision, "tokenizer-revision", p.TokenizerRevision, "the cached snapshot of an ORG/NAME --tokenizer: a branch or tag under refs/, or a commit (default main)")
 	fs.BoolVar(&p.TokenizerTrustRemoteCode, "tokenizer-trust-remote-code", p.TokenizerTrustRemoteCode, "accepted for AIPerf's command lines; no code is run: only tokenizer.json is read")
@@ -134,7 +144,9 @@ var flagGroups = map[string][]string{
 	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev", "sequence-distribution", "seq-dist",
 		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length",
 		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "dataset-sampling-strategy", "isl-block-size", "synthesis-speedup-ratio", "synthesis-max-isl", "synthesis-max-osl", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
-		"num-dataset-entries", "random-seed"},
+		"num-dataset-entries", "random-seed",
+		"conversation-num", "num-conversations", "num-sessions", "conversation-turn-mean", "session-turns-mean", "conversation-turn-stddev", "session-turns-stddev",
+		"conversation-turn-delay-mean", "conversation-turn-delay-stddev", "conversation-turn-delay-ratio"},
 	"Tokenizer": {"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code"},
 	"Load generator": {"concurrency", "request-count", "request-rate", "arrival-pattern", "arrival-smoothness", "benchmark-duration",
 		"benchmark-grace-period", "warmup-request-count", "warmup-duration", "warmup-concurrency", "warmup-request-rate",
@@ -165,12 +177,11 @@ func (p *Profile) NoteSet(fs *pflag.FlagSet) {
 // given one, a user is told it is AIPerf's and not supported here, never
 // that it is unknown.
 var aiperfOnly = []string{
-	"conversation-num", "conversation-turn-mean", "conversation-turn-stddev", "conversation-turn-delay-mean",
-	"conversation-turn-delay-stddev", "conversation-turn-delay-ratio", "user-context-prompt-length", "synthesis-prefix-len-multiplier",
+	"user-context-prompt-length", "synthesis-prefix-len-multiplier",
 	"synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier", "synthesis-output-len-multiplier",
 	"num-users", "user-centric-rate", "prefill-concurrency", "url-strategy",
 	"custom-endpoint", "batch-size-text", "batch-size-image", "batch-size-audio", "image-width-mean", "image-height-mean",
-	"audio-length-mean", "prompt-batch-size", "num-sessions", "session-turns-mean", "export-level", "profile-export-prefix",
+	"audio-length-mean", "prompt-batch-size", "export-level", "profile-export-prefix",
 	"gpu-telemetry", "server-metrics-formats", "ui-type", "num-profile-runs", "confidence-level", "record-processors",
 	"workers-max", "request-count-per-session", "benchmark-max-duration",
 }

@@ -69,6 +69,12 @@ type Profile struct {
 	SynthesisSpeedupRatio    float64 // --synthesis-speedup-ratio: a trace's timestamps divided by this (0: 1)
 	SynthesisMaxISL          int     // --synthesis-max-isl: a trace's requests with more input tokens are left out
 	SynthesisMaxOSL          int     // --synthesis-max-osl: a trace's output lengths capped at this
+	ConversationNum          int     // --conversation-num: synthetic multi-turn sessions (0: single-turn requests)
+	ConversationTurnMean     float64 // --conversation-turn-mean: turns per session (≥ 1)
+	ConversationTurnStddev   float64 // --conversation-turn-stddev
+	TurnDelayMean            float64 // --conversation-turn-delay-mean, ms after a turn's response
+	TurnDelayStddev          float64 // --conversation-turn-delay-stddev, ms
+	TurnDelayRatio           float64 // --conversation-turn-delay-ratio: every delay times this (0: 1)
 	NumDatasetEntries        int     // --num-dataset-entries: prompts cycled by duration-bound closed loops
 
 	Tokenizer                string // --tokenizer: "" (builtin o200k_base), a tokenizer.json, or ORG/NAME in the local HF cache
@@ -142,6 +148,19 @@ func (p *Profile) Trace() bool {
 		return true
 	}
 	return false
+}
+
+// MultiTurn reports whether the profile sends synthetic multi-turn
+// sessions (--conversation-num, or more than one turn a conversation).
+func (p *Profile) MultiTurn() bool { return p.ConversationNum > 0 || p.ConversationTurnMean > 1 }
+
+// SharesPrefixes reports whether the profile's prompts share prefixes by
+// design, so that a server's prefix cache is meant to serve part of them:
+// multi-turn history, prefix prompts, a shared system prompt, or a trace's
+// shared hash_ids.
+func (p *Profile) SharesPrefixes() bool {
+	return p.MultiTurn() || p.NumPrefixPrompts > 0 || p.SharedSystemPromptLength > 0 ||
+		p.CustomDatasetType == MooncakeTrace || p.CustomDatasetType == BailianTrace
 }
 
 // BlockSize is the tokens per hash_ids block: --isl-block-size, or the
@@ -487,6 +506,27 @@ func (p *Profile) validateLoad() []error {
 	}
 	if p.SynthesisSpeedupRatio < 0 || math.IsNaN(p.SynthesisSpeedupRatio) || math.IsInf(p.SynthesisSpeedupRatio, 0) {
 		bad("--synthesis-speedup-ratio %g: want a positive, finite ratio (2 replays twice as fast)", p.SynthesisSpeedupRatio)
+	}
+	if p.MultiTurn() {
+		switch {
+		case p.EndpointType != EndpointChat:
+			bad("multi-turn sessions (--conversation-num, --conversation-turn-mean) thread a chat's messages: they need --endpoint-type chat")
+		case p.RequestRate > 0 || p.Replays() || p.InputFile != "":
+			bad("multi-turn sessions run in a closed loop of synthetic prompts here (each slot a session, turn after turn): not with --request-rate, a fixed schedule or --input-file yet")
+		case p.BenchmarkDuration > 0:
+			bad("multi-turn sessions with --benchmark-duration are not supported yet: give --conversation-num (and --request-count to stop sooner)")
+		case p.NumPrefixPrompts > 0:
+			bad("multi-turn sessions with --num-prefix-prompts are not supported yet")
+		}
+		for _, v := range []float64{p.ConversationTurnMean, p.ConversationTurnStddev, p.TurnDelayMean, p.TurnDelayStddev, p.TurnDelayRatio} {
+			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+				bad("the --conversation-turn-* flags: %g is not a finite, non-negative number", v)
+				break
+			}
+		}
+		if p.ConversationNum < 0 || p.ConversationNum > 10_000_000 {
+			bad("--conversation-num %d: want 1 to 10,000,000", p.ConversationNum)
+		}
 	}
 	if p.SynthesisMaxISL < 0 || p.SynthesisMaxOSL < 0 {
 		bad("--synthesis-max-isl and --synthesis-max-osl: not negative")

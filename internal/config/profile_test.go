@@ -122,7 +122,7 @@ func TestCustomDatasetType(t *testing.T) {
 func TestAIPerfOnlyFlagsAreNamed(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ arg, want string }{
-		{"--conversation-num", "--conversation-num is an AIPerf flag that aiperf-action does not support yet"},
+		{"--num-users", "--num-users is an AIPerf flag that aiperf-action does not support yet"},
 		{"--bogus-flag", "unknown flag: --bogus-flag"},
 	} {
 		p := DefaultProfile
@@ -132,5 +132,31 @@ func TestAIPerfOnlyFlagsAreNamed(t *testing.T) {
 		if err := ExplainFlagError(fs.Parse([]string{c.arg, "3"})); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.arg, err)
 		}
+	}
+}
+
+// Multi-turn sessions are refused, naming why, where they can't run yet.
+func TestMultiTurnRefusals(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		edit func(*Profile)
+		want string
+	}{
+		{func(p *Profile) { p.EndpointType = EndpointCompletions }, "need --endpoint-type chat"},
+		{func(p *Profile) { p.RequestRate = 3 }, "not with --request-rate"},
+		{func(p *Profile) { p.BenchmarkDuration = 10 }, "with --benchmark-duration are not supported yet"},
+		{func(p *Profile) { p.TurnDelayMean = math.Inf(1) }, "not a finite, non-negative number"},
+	} {
+		p := DefaultProfile
+		p.Model, p.URL, p.ConversationNum, p.ConversationTurnMean = "m", "127.0.0.1:1", 3, 2
+		c.edit(&p)
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want %q: %v", c.want, err)
+		}
+	}
+	p := DefaultProfile
+	p.Model, p.URL, p.ConversationNum, p.ConversationTurnMean = "m", "127.0.0.1:1", 3, 2
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
 	}
 }

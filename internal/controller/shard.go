@@ -45,10 +45,7 @@ func Shards(plan *schedule.Plan, p *config.Profile, base wire.ShardSpec, workers
 				counts[w] = ph.Len()
 			}
 		} else {
-			rr := schedule.NewRoundRobin(weights)
-			for range ph.Len() {
-				counts[rr.Next()]++
-			}
+			counts = ph.Counts(weights)
 		}
 		for w := range shards {
 			part := wire.PhaseShard{Phase: ph, Stride: workers, Offset: w, Count: counts[w], Total: ph.Len(), Weights: weights}

@@ -1,5 +1,10 @@
 package endpoint
 
+import (
+	"encoding/json"
+	"fmt"
+)
+
 // Chat is the OpenAI /v1/chat/completions codec.
 type Chat struct{}
 
@@ -19,3 +24,39 @@ func (Chat) ParseChunk(data []byte) (Chunk, error) { return parseOpenAI(data) }
 
 // ParseResponse reads one chat.completion.
 func (Chat) ParseResponse(body []byte) (Response, error) { return parseOpenAI(body) }
+
+// Turn is one earlier exchange of a multi-turn session.
+type Turn struct{ User, Assistant string }
+
+// WithHistory puts a session's earlier turns into a chat body built for
+// its next turn alone: each turn's user message and the server's answer,
+// before the body's last (user) message, after any system message. The
+// other fields stay as they were, keys sorted as marshalBody sorts them.
+func WithHistory(body []byte, history []Turn) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, fmt.Errorf("a chat body: %v", err)
+	}
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(m["messages"], &msgs); err != nil || len(msgs) == 0 {
+		return nil, fmt.Errorf("a chat body without messages")
+	}
+	out := make([]json.RawMessage, 0, len(msgs)+2*len(history))
+	out = append(out, msgs[:len(msgs)-1]...)
+	for _, t := range history {
+		for _, msg := range []map[string]string{{"role": "user", "content": t.User}, {"role": "assistant", "content": t.Assistant}} {
+			b, err := json.Marshal(msg)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b)
+		}
+	}
+	out = append(out, msgs[len(msgs)-1])
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	m["messages"] = b
+	return json.Marshal(m)
+}

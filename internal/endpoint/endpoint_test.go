@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -49,5 +50,38 @@ func TestParseChunks(t *testing.T) {
 	}
 	if _, err := (Chat{}).ParseChunk([]byte(`{"choices":[`)); err == nil {
 		t.Error("truncated JSON accepted")
+	}
+}
+
+// A session's history goes between the system message and the turn's own,
+// each earlier turn as the user's message and the server's answer.
+func TestWithHistory(t *testing.T) {
+	body, err := Chat{}.Build(Input{Model: "m", Prompt: "third", System: "be brief", MaxTokens: 4, Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := WithHistory(body, []Turn{{"first", "answer one"}, {"second", "answer <two>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Model     string `json:"model"`
+		MaxTokens int    `json:"max_tokens"`
+		Stream    bool   `json:"stream"`
+		Messages  []struct{ Role, Content string }
+	}
+	if err := json.Unmarshal(got, &m); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"system:be brief", "user:first", "assistant:answer one", "user:second", "assistant:answer <two>", "user:third"}
+	var roles []string
+	for _, msg := range m.Messages {
+		roles = append(roles, msg.Role+":"+msg.Content)
+	}
+	if strings.Join(roles, "|") != strings.Join(want, "|") || m.Model != "m" || m.MaxTokens != 4 || !m.Stream {
+		t.Fatalf("%s", got)
+	}
+	if _, err := WithHistory([]byte(`{"prompt":"x"}`), []Turn{{"a", "b"}}); err == nil {
+		t.Error("a completions body took a history")
 	}
 }

@@ -30,6 +30,7 @@ type Record struct {
 	Seq       uint64 `json:"seq"` // per-worker sequence number, from 1
 	Index     int    `json:"index"`
 	SessionID string `json:"session_id"`
+	Turn      int    `json:"turn,omitempty"` // a multi-turn session's turn, from 0
 	Warmup    bool   `json:"warmup,omitempty"`
 	SlotWait  bool   `json:"slot_wait,omitempty"` // due, but waited for a free concurrency slot
 
@@ -40,9 +41,12 @@ type Record struct {
 	Chunks     []int64 `json:"chunks_ns,omitempty"` // arrival of every chunk with content
 	End        int64   `json:"end_ns"`
 
-	Streaming bool   `json:"streaming"`
-	ISL       int    `json:"isl"` // the client's count (the plan's prompt length)
-	OSL       int    `json:"osl"` // the client's count of the text received
+	Streaming bool `json:"streaming"`
+	ISL       int  `json:"isl"` // the client's count (the plan's prompt length)
+	OSL       int  `json:"osl"` // the client's count of the text received
+	// Output is the text received, kept only when the client is asked to
+	// (a multi-turn session threads it into the next turn); not written.
+	Output    string `json:"-"`
 	MaxTokens int    `json:"max_tokens,omitempty"`
 	ServerISL int    `json:"server_isl,omitempty"` // from the server's usage, when it sent one
 	ServerOSL int    `json:"server_osl,omitempty"`

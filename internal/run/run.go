@@ -362,7 +362,9 @@ func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted boo
 	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, sum.TokenWarnings...)
 	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, g.scrapeWarnings...)
 	run.ToolHealth.PromptCache = servermetrics.PromptCacheOf(g.serverMetrics)
-	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, cacheWarning(run.ToolHealth.PromptCache)...)
+	if !p.SharesPrefixes() { // (a profile that means its prompts to share prefixes is meant to hit the cache)
+		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, cacheWarning(run.ToolHealth.PromptCache)...)
+	}
 	if prof.Open {
 		run.ToolHealth.RequestedRate = prof.Rate
 		run.ToolHealth.PlannedRate = sum.PlannedRate()

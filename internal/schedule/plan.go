@@ -53,6 +53,15 @@ type Entry struct {
 	// cycling pool of synthetic prompts (0: none); see Fresh.
 	FreshAt  int `json:"fresh_at,omitempty"`
 	FreshLen int `json:"fresh_len,omitempty"`
+	// A multi-turn session's turn (from 0; every turn of a session has its
+	// SessionID and they come in order), and how long after the previous
+	// turn's response it is sent. Its Body is the turn as a first message;
+	// the worker puts the session's history (the earlier turns and the
+	// server's own answers) before it when it sends it.
+	Turn    int   `json:"turn,omitempty"`
+	DelayNs int64 `json:"turn_delay_ns,omitempty"`
+	// Prompt is the turn's own text (a worker threads it into the history).
+	Prompt string `json:"-"`
 }
 
 // Fresh is the body of the entry's use in cycle c of its pool: from the
@@ -97,7 +106,8 @@ type Phase struct {
 	Seed        uint64  `json:"seed"`         // decides cancellations of pool requests
 	CancelPct   float64 `json:"cancel_pct"`
 	CancelDelay int64   `json:"cancel_delay_ns"`
-	Limit       int     `json:"limit,omitempty"` // a cycling pool sends at most this many requests (--request-count with a duration); 0: none
+	Limit       int     `json:"limit,omitempty"`    // a cycling pool sends at most this many requests (--request-count with a duration); 0: none
+	Sessions    bool    `json:"sessions,omitempty"` // entries are multi-turn sessions' turns, each session's in a row; a slot runs a whole session
 	// Entries are a hand-made phase's entries (a worker's shard in tests);
 	// a built plan's phases generate theirs (Iter) and leave this nil.
 	Entries []Entry `json:"entries"`
@@ -287,6 +297,12 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 		}
 		g.arrivals = &dueSpec{a: arr, seed: seed, rate: p.RequestRate, n: n, limit: p.BenchmarkDuration, ramp: p.RateRampDuration}
 		ph.Count = g.arrivals.count()
+	case p.MultiTurn():
+		g.sessions(p, seed)
+		ph.Sessions = true
+		for _, n := range g.turns {
+			ph.Count += n
+		}
 	case p.BenchmarkDuration > 0:
 		ph.Cycle, ph.Count = true, p.NumDatasetEntries
 		if p.RequestCountSet {
@@ -383,6 +399,8 @@ type gen struct {
 	system                 string    // the shared system prompt, or ""
 	dues                   []float64 // a fixed schedule's due offsets, seconds
 	arrivals               *dueSpec  // an arrival process's
+	turns                  []int     // multi-turn: each session's turns, in order (the last cut short by --request-count)
+	delays                 uint64    // root of the turn delays
 }
 
 // shapes sets up the prefix shapes of synthetic prompts: a pool of
@@ -400,6 +418,65 @@ func (g *gen) shapes(p *config.Profile, seed uint64) {
 	if p.SharedSystemPromptLength > 0 {
 		g.system = words(p.SharedSystemPromptLength, math.MaxUint64)
 	}
+}
+
+// sessions lays out --conversation-num sessions, each of round(N(turn
+// mean, turn stddev)) turns (at least 1; session s's count from its own
+// source), stopping at --request-count turns when it was given.
+func (g *gen) sessions(p *config.Profile, seed uint64) {
+	n := p.ConversationNum
+	if n == 0 {
+		n = p.RequestCount // (turns > 1 without a session count: one session per --request-count)
+	}
+	mean := max(p.ConversationTurnMean, 1)
+	total := 0
+	for s := 0; s < n; s++ {
+		k := int(math.Round(mean))
+		if p.ConversationTurnStddev > 0 {
+			k = int(math.Round(mean + p.ConversationTurnStddev*rand.New(Source(seed, StreamTurns, uint64(s))).NormFloat64()))
+		}
+		k = max(k, 1)
+		if p.RequestCountSet && total+k > p.RequestCount {
+			k = p.RequestCount - total
+		}
+		if k <= 0 {
+			break
+		}
+		g.turns = append(g.turns, k)
+		total += k
+	}
+	g.delays = Root(seed, StreamTurnDelays)
+}
+
+// turnDelay is request i's delay after the previous turn's answer: round
+// of N(mean, stddev) ms, not negative, times the ratio.
+func (g *gen) turnDelay(p *config.Profile, i int) int64 {
+	d := p.TurnDelayMean
+	if p.TurnDelayStddev > 0 {
+		d += p.TurnDelayStddev * rand.New(rand.NewPCG(g.delays, uint64(i))).NormFloat64()
+	}
+	ratio := p.TurnDelayRatio
+	if ratio == 0 {
+		ratio = 1
+	}
+	return int64(math.Round(max(d, 0) * ratio * float64(time.Millisecond)))
+}
+
+// Counts is how many of the phase's entries a RoundRobin of weights deals
+// each worker (Share's shares): one by one, or a multi-turn session whole.
+func (ph *Phase) Counts(weights []int) []int {
+	counts := make([]int, len(weights))
+	rr := NewRoundRobin(weights)
+	if ph.gen != nil && ph.gen.turns != nil {
+		for _, n := range ph.gen.turns {
+			counts[rr.Next()] += n
+		}
+		return counts
+	}
+	for range ph.Len() {
+		counts[rr.Next()]++
+	}
+	return counts
 }
 
 // dueSpec is an open loop's arrival process, laid out as Dues says, one
@@ -455,6 +532,10 @@ type Iter struct {
 	f       *os.File // the input file, open while its lines are read back
 	perm    []int    // shuffle: this pass's order of a file's prompts
 	epoch   int
+	sess    int // multi-turn: the next entry's session and its turn there
+	turn    int
+	sessID  string // the session's id (its first turn's)
+	mine    bool   // the session is this worker's share
 	e       Entry
 	err     error
 }
@@ -485,7 +566,11 @@ func (it *Iter) Next(keep bool) bool {
 		return it.next(keep)
 	}
 	for {
-		mine := it.share.Next() == it.me
+		// A multi-turn session is dealt whole, at its first turn.
+		if g := it.ph.gen; g == nil || g.turns == nil || it.turn == 0 {
+			it.mine = it.share.Next() == it.me
+		}
+		mine := it.mine
 		if !it.next(keep && mine) {
 			return false
 		}
@@ -564,13 +649,30 @@ func (it *Iter) next(keep bool) bool {
 		}
 	}
 	var id string
-	if keep {
+	turn := 0
+	if g.turns != nil {
+		// A session's turns share its first turn's id (drawn once a session).
+		turn = it.turn
+		if turn == 0 {
+			it.sessID = uuid(it.ids)
+		}
+		id = it.sessID
+		if it.turn++; it.turn == g.turns[it.sess] {
+			it.sess, it.turn = it.sess+1, 0
+		}
+	} else if keep {
 		id = uuid(it.ids)
 	} else {
 		it.ids.Uint64()
 		it.ids.Uint64()
 	}
-	e := Entry{Index: i, SessionID: id, ISL: pr.ISL, MaxTokens: pr.MaxTokens}
+	e := Entry{Index: i, SessionID: id, ISL: pr.ISL, MaxTokens: pr.MaxTokens, Turn: turn}
+	if turn > 0 {
+		e.DelayNs = g.turnDelay(b.p, i)
+	}
+	if keep && g.turns != nil {
+		e.Prompt = pr.Text
+	}
 	switch {
 	case g.dues != nil:
 		e.DueNs = seconds(g.dues[i])

@@ -580,3 +580,80 @@ func TestRandomPoolAndLineExtra(t *testing.T) {
 		}
 	}
 }
+
+// Multi-turn sessions: each session's turns in a row, one id, turn
+// numbers from 0, delays from the seed; --request-count cuts the last
+// session short; a share deals sessions whole, the shares together are
+// the plan, and Counts says how many turns each worker gets.
+func TestSessions(t *testing.T) {
+	t.Parallel()
+	p := profile()
+	p.ConversationNum, p.ConversationTurnMean, p.ConversationTurnStddev = 7, 3, 1.5
+	p.TurnDelayMean, p.TurnDelayStddev, p.TurnDelayRatio = 50, 20, 0.5
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Build(p, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph := pl.Profiling()
+	all := entries(t, ph)
+	if !ph.Sessions || len(all) != ph.Count || len(all) < 7 {
+		t.Fatalf("sessions %v, %d entries of %d", ph.Sessions, len(all), ph.Count)
+	}
+	sessions := 0
+	for i, e := range all {
+		switch {
+		case e.Turn == 0:
+			sessions++
+			if e.DelayNs != 0 {
+				t.Fatalf("entry %d: a first turn with a delay", i)
+			}
+		case e.SessionID != all[i-1].SessionID || e.Turn != all[i-1].Turn+1:
+			t.Fatalf("entry %d: turn %d of %s after turn %d of %s", i, e.Turn, e.SessionID, all[i-1].Turn, all[i-1].SessionID)
+		case e.DelayNs < 0 || e.DelayNs > int64(200*time.Millisecond):
+			t.Fatalf("entry %d: delay %d ns", i, e.DelayNs)
+		}
+		if e.Prompt == "" || !strings.Contains(string(e.Body), e.Prompt) {
+			t.Fatalf("entry %d: its prompt is not its body's", i)
+		}
+	}
+	if sessions != 7 {
+		t.Fatalf("%d sessions, want 7", sessions)
+	}
+	again, _ := Build(p, 9)
+	if !slices.EqualFunc(all, entries(t, again.Profiling()), func(a, b Entry) bool { return a.SessionID == b.SessionID && a.DelayNs == b.DelayNs && string(a.Body) == string(b.Body) }) {
+		t.Fatal("the same seed made other sessions")
+	}
+
+	weights := []int{2, 1, 1}
+	counts := ph.Counts(weights)
+	seen := map[int]int{}
+	owner := map[string]int{}
+	for w := range weights {
+		it := ph.Share(weights, w)
+		n := 0
+		for it.Next(true) {
+			e := it.Entry()
+			seen[e.Index]++
+			if o, ok := owner[e.SessionID]; ok && o != w {
+				t.Fatalf("session %s split between workers %d and %d", e.SessionID, o, w)
+			}
+			owner[e.SessionID] = w
+			n++
+		}
+		if n != counts[w] {
+			t.Fatalf("worker %d: %d entries, Counts says %d", w, n, counts[w])
+		}
+	}
+	if len(seen) != len(all) {
+		t.Fatalf("the shares hold %d of %d entries", len(seen), len(all))
+	}
+
+	p.RequestCount, p.RequestCountSet = 5, true
+	cut, _ := Build(p, 9)
+	if got := entries(t, cut.Profiling()); len(got) != 5 || got[0].SessionID != all[0].SessionID {
+		t.Fatalf("--request-count 5: %d entries", len(got))
+	}
+}

@@ -17,6 +17,8 @@ const (
 	StreamSampling                 // --dataset-sampling-strategy: draw (random) or epoch (shuffle) i is its own source
 	StreamPrefixes                 // --num-prefix-prompts' texts (prefix k) and the shared system prompt
 	StreamPrefixPicks              // which prefix request i starts with: request i is its own source
+	StreamTurns                    // multi-turn sessions: session s's turn count is its own source
+	StreamTurnDelays               // a session's turn delays: request i's is its own source
 )
 
 // The one recipe, from (root seed, stream, index) to a PCG source, kept in
@@ -35,6 +37,8 @@ var salts = map[uint64]uint64{
 	StreamSampling:      0xd6e8feb86659fd93,
 	StreamPrefixes:      0xa0761d6478bd642f,
 	StreamPrefixPicks:   0xe7037ed1a0b428db,
+	StreamTurns:         0x8ebc6af09c88c6e3,
+	StreamTurnDelays:    0x589965cc75374cc3,
 }
 
 const phi = 0x9e3779b97f4a7c15 // 2^64 / the golden ratio

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/client"
+	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
@@ -35,6 +36,9 @@ type phaseRun struct {
 	pool  []schedule.Entry      // a cycling pool, whole
 	count int                   // this worker's entries, when not cycling
 	feed  <-chan schedule.Entry // this worker's entries, in order, made a little ahead
+
+	sessMu sync.Mutex      // multi-turn: one slot at a time takes a whole session from the feed
+	peek   *schedule.Entry // the next session's first turn, read past the last one
 }
 
 // runPhase runs ph from start until its entries or its duration run out;
@@ -73,9 +77,12 @@ func (w *worker) runPhase(stop context.Context, c *client.Client, ph *wire.Phase
 	if !preciseSleepUntil(r.reqs, start) {
 		return
 	}
-	if ph.Open {
+	switch {
+	case ph.Open:
 		r.openLoop()
-	} else {
+	case ph.Sessions:
+		r.sessionLoop()
+	default:
 		r.closedLoop()
 	}
 	r.wg.Wait()
@@ -305,8 +312,81 @@ func (r *phaseRun) unsent(e schedule.Entry, has bool, why string) {
 	}
 }
 
-// do sends one request and hands its record to the worker's buffer.
-func (r *phaseRun) do(e schedule.Entry, due int64, waited bool) {
+// sessionLoop runs multi-turn sessions in a closed loop: each slot takes
+// a whole session and sends its turns in order, each after the previous
+// turn's answer and the turn's delay, with the session's history (every
+// earlier turn and the server's own answer to it) before it; then the
+// next session.
+func (r *phaseRun) sessionLoop() {
+	for j := 0; j < r.slots(); j++ {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			if !sleepUntil(r.sends, r.unlockAt(j)) {
+				return
+			}
+			for r.sends.Err() == nil {
+				turns, ok := r.session()
+				if !ok {
+					return
+				}
+				var history []endpoint.Turn
+				histISL := 0
+				for _, e := range turns {
+					if e.DelayNs > 0 && !sleepUntil(r.sends, time.Now().Add(time.Duration(e.DelayNs))) {
+						return
+					}
+					if r.sends.Err() != nil {
+						return
+					}
+					own := e.ISL
+					if len(history) > 0 {
+						body, err := endpoint.WithHistory(e.Body, history)
+						if err != nil {
+							fmt.Fprintf(os.Stderr, "session %s turn %d: %v\n", e.SessionID, e.Turn, err)
+							return
+						}
+						e.Body, e.ISL = body, e.ISL+histISL
+					}
+					rec := r.do(e, r.clock(), false)
+					history = append(history, endpoint.Turn{User: e.Prompt, Assistant: rec.Output})
+					histISL += own + rec.OSL
+				}
+			}
+		}()
+	}
+}
+
+// session takes the feed's next whole session (its turns in order).
+func (r *phaseRun) session() ([]schedule.Entry, bool) {
+	r.sessMu.Lock()
+	defer r.sessMu.Unlock()
+	var turns []schedule.Entry
+	if r.peek != nil {
+		turns, r.peek = append(turns, *r.peek), nil
+	}
+	for {
+		var e schedule.Entry
+		var ok bool
+		select {
+		case e, ok = <-r.feed:
+		case <-r.sends.Done():
+			return nil, false
+		}
+		if !ok {
+			return turns, len(turns) > 0
+		}
+		if e.Turn == 0 && len(turns) > 0 {
+			r.peek = &e
+			return turns, true
+		}
+		turns = append(turns, e)
+	}
+}
+
+// do sends one request, hands its record to the worker's buffer and
+// returns it.
+func (r *phaseRun) do(e schedule.Entry, due int64, waited bool) record.Record {
 	rec := record.Record{Worker: r.w.opt.ID, Index: e.Index, SessionID: e.SessionID, ISL: e.ISL, MaxTokens: e.MaxTokens,
 		Due: due, SlotWait: waited, Warmup: r.ph.Warmup()}
 	r.w.sent.Add(1)
@@ -321,5 +401,7 @@ func (r *phaseRun) do(e schedule.Entry, due int64, waited bool) {
 			rec.CancelCause = record.CancelPlanned
 		}
 	}
+	rec.Turn = e.Turn
 	r.w.add(rec)
+	return rec
 }

@@ -273,6 +273,8 @@ func (w *worker) phases(ctx context.Context, shard *wire.ShardSpec, kind endpoin
 			Clock:     func() int64 { return int64(time.Since(start)) },
 			Loop:      tr.loop,
 			Tok:       w.tok,
+			// A multi-turn session threads each answer into its next turn.
+			KeepOutput: shard.Phases[k].Sessions,
 		}
 		w.runPhase(runCtx, c, &shard.Phases[k], w.sources[k], start)
 		all, kernel := c.NetHTTPRequests()
