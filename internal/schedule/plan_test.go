@@ -623,7 +623,9 @@ func TestSessions(t *testing.T) {
 		t.Fatalf("%d sessions, want 7", sessions)
 	}
 	again, _ := Build(p, 9)
-	if !slices.EqualFunc(all, entries(t, again.Profiling()), func(a, b Entry) bool { return a.SessionID == b.SessionID && a.DelayNs == b.DelayNs && string(a.Body) == string(b.Body) }) {
+	if !slices.EqualFunc(all, entries(t, again.Profiling()), func(a, b Entry) bool {
+		return a.SessionID == b.SessionID && a.DelayNs == b.DelayNs && string(a.Body) == string(b.Body)
+	}) {
 		t.Fatal("the same seed made other sessions")
 	}
 
