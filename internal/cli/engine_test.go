@@ -822,3 +822,37 @@ func TestMultiTurnSessions(t *testing.T) {
 	}
 	t.Logf("%d sessions, %d turns, on %d workers", len(bySession), turns, 2)
 }
+
+// An AIPerf multi_turn file (testdata/conversations.jsonl: three
+// conversations, a leading system turn lifted into every request, delays,
+// per-turn output lengths and extra fields): each conversation's turns in
+// order with their history, the server counting exactly the ISL the
+// client planned.
+func TestMultiTurnFile(t *testing.T) {
+	_, url := startSim(t, 2*time.Millisecond, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--osl", "6", "--input-file", "testdata/conversations.jsonl",
+		"--custom-dataset-type", "multi_turn", "--concurrency", "2", "--random-seed", "3", "--use-server-token-count", "--artifact-dir", dir)
+	r, err := result.Read(dir)
+	if res.code != 0 || err != nil {
+		t.Fatalf("exit %d, %v\n%s", res.code, err, res.stderr)
+	}
+	recs := readRecords(t, dir)
+	if r.Counts.OK != 6 || len(recs) != 6 {
+		t.Fatalf("counts %+v: want 6 turns (the system turn is not one)", r.Counts)
+	}
+	slices.SortFunc(recs, func(a, b record.Record) int { return a.Index - b.Index })
+	wantTurn := []int{0, 1, 0, 1, 2, 0}
+	wantMax := []int{5, 3, 6, 6, 6, 4}
+	for i, rec := range recs {
+		if rec.Turn != wantTurn[i] || rec.MaxTokens != wantMax[i] || rec.ServerISL != rec.ISL {
+			t.Errorf("request %d: turn %d, max_tokens %d, ISL %d (server %d); want turn %d, max_tokens %d", i, rec.Turn, rec.MaxTokens, rec.ISL, rec.ServerISL, wantTurn[i], wantMax[i])
+		}
+	}
+	if gap := time.Duration(recs[1].Sent - recs[0].End); gap < 40*time.Millisecond {
+		t.Errorf("chat_1's second turn went %s after the first's answer, before its 40 ms delay", gap)
+	}
+	if recs[0].SessionID != recs[1].SessionID || recs[2].SessionID != recs[4].SessionID || recs[0].SessionID == recs[2].SessionID {
+		t.Errorf("session ids %s %s %s %s", recs[0].SessionID, recs[1].SessionID, recs[2].SessionID, recs[4].SessionID)
+	}
+}

@@ -152,7 +152,9 @@ func (p *Profile) Trace() bool {
 
 // MultiTurn reports whether the profile sends synthetic multi-turn
 // sessions (--conversation-num, or more than one turn a conversation).
-func (p *Profile) MultiTurn() bool { return p.ConversationNum > 0 || p.ConversationTurnMean > 1 }
+func (p *Profile) MultiTurn() bool {
+	return p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.CustomDatasetType == MultiTurnFile
+}
 
 // SharesPrefixes reports whether the profile's prompts share prefixes by
 // design, so that a server's prefix cache is meant to serve part of them:
@@ -181,6 +183,7 @@ const (
 	BailianTrace  = "bailian_trace" // Mooncake's fields with timestamps in seconds, 16-token blocks, chat_id/turn
 	BurstGPTTrace = "burst_gpt_trace"
 	SingleTurn    = "single_turn" // JSONL of AIPerf's single-turn fields, in file order
+	MultiTurnFile = "multi_turn"  // JSONL of conversations, {"session_id", "turns": [...]}
 	RandomPool    = "random_pool" // the same lines, drawn at random with replacement
 )
 
@@ -197,7 +200,7 @@ const (
 // aiperfDatasetTypes are AIPerf's other --custom-dataset-type values: a
 // user who gives one gets told it is AIPerf's and not supported here yet,
 // never that it is unknown.
-var aiperfDatasetTypes = []string{"multi_turn", "baseten_trace", "weka_trace", "sharegpt", "inputs_json", "raw_payload"}
+var aiperfDatasetTypes = []string{"baseten_trace", "weka_trace", "sharegpt", "inputs_json", "raw_payload"}
 
 // Ceiling is the in-flight limit: the concurrency in a closed loop, in an
 // open loop only when --concurrency was given (0: none).
@@ -451,7 +454,7 @@ func (p *Profile) validateLoad() []error {
 		bad("--request-cancellation-delay %g: must not be negative", p.CancellationDelay)
 	}
 	switch {
-	case p.CustomDatasetType == "" || p.Trace() || p.CustomDatasetType == SingleTurn:
+	case p.CustomDatasetType == "" || p.Trace() || p.CustomDatasetType == SingleTurn || p.CustomDatasetType == MultiTurnFile:
 	case p.CustomDatasetType == RandomPool:
 		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() {
 			bad("--custom-dataset-type random_pool: --input-file %s is a folder; a folder of pools is not supported yet: give one JSONL file", p.InputFile)
@@ -460,9 +463,9 @@ func (p *Profile) validateLoad() []error {
 			bad("--custom-dataset-type random_pool draws its lines at random: it has no schedule to replay (leave out --fixed-schedule)")
 		}
 	case slices.Contains(aiperfDatasetTypes, p.CustomDatasetType):
-		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
+		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
 	default:
-		bad("--custom-dataset-type %q: want single_turn, random_pool, mooncake_trace, bailian_trace or burst_gpt_trace", p.CustomDatasetType)
+		bad("--custom-dataset-type %q: want single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace or burst_gpt_trace", p.CustomDatasetType)
 	}
 	if p.CustomDatasetType != "" && p.InputFile == "" {
 		bad("--custom-dataset-type %s needs --input-file", p.CustomDatasetType)
@@ -511,8 +514,14 @@ func (p *Profile) validateLoad() []error {
 		switch {
 		case p.EndpointType != EndpointChat:
 			bad("multi-turn sessions (--conversation-num, --conversation-turn-mean) thread a chat's messages: they need --endpoint-type chat")
-		case p.RequestRate > 0 || p.Replays() || p.InputFile != "":
-			bad("multi-turn sessions run in a closed loop of synthetic prompts here (each slot a session, turn after turn): not with --request-rate, a fixed schedule or --input-file yet")
+		case p.RequestRate > 0 || p.Replays():
+			bad("multi-turn sessions run in a closed loop here (each slot a session, turn after turn): not with --request-rate or a fixed schedule yet")
+		case p.InputFile != "" && p.CustomDatasetType != MultiTurnFile:
+			bad("multi-turn sessions from --input-file need --custom-dataset-type multi_turn (the --conversation-* flags make synthetic ones)")
+		case p.CustomDatasetType == MultiTurnFile && (p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.ConversationTurnStddev > 0):
+			bad("--custom-dataset-type multi_turn takes its conversations and turns from the file: leave out --conversation-num and --conversation-turn-mean/-stddev")
+		case p.CustomDatasetType == MultiTurnFile && p.DatasetSampling != "" && p.DatasetSampling != SamplingSequential:
+			bad("--custom-dataset-type multi_turn runs its conversations in file order: --dataset-sampling-strategy %s is not supported with it yet", p.DatasetSampling)
 		case p.BenchmarkDuration > 0:
 			bad("multi-turn sessions with --benchmark-duration are not supported yet: give --conversation-num (and --request-count to stop sooner)")
 		case p.NumPrefixPrompts > 0:

@@ -148,3 +148,39 @@ func TestAIPerfSingleTurnFields(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the bytes, a multi_turn file indexes into conversations whose
+// every turn reads back with the length the index says, or gives an
+// error naming the file; nothing panics.
+func FuzzSessions(f *testing.F) {
+	f.Add([]byte(`{"session_id": "a", "turns": [{"role": "system", "text": "be brief"}, {"text": "hi there", "delay": 10}, {"texts": ["x", "y"], "output_length": 3}]}` + "\n"))
+	f.Add([]byte(`{"turns": []}` + "\n" + `{"turns": [{"text": "a", "delay": -1}, {"image": "x.png"}]}`))
+	f.Add([]byte(`{"turns": [{"role": "system"}, {"text": "q"}]}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "conv.jsonl")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Skip()
+		}
+		x, err := IndexSessions(p, nil)
+		if err != nil {
+			if !strings.Contains(err.Error(), p) {
+				t.Fatalf("an error without the file's name: %v", err)
+			}
+			return
+		}
+		fh, _ := os.Open(p)
+		defer fh.Close()
+		for j, l := range x.Lines {
+			for k := 0; k < int(l.Count); k++ {
+				text, _, _, err := x.Turn(j, k, fh)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := tokenizer.Count(text); int32(n) != x.Turns[int(l.First)+k].ISL {
+					t.Fatalf("conversation %d turn %d: %d tokens, the index says %d", j, k, n, x.Turns[int(l.First)+k].ISL)
+				}
+			}
+		}
+	})
+}

@@ -23,6 +23,10 @@ type Prompt struct {
 	// Extra is a file line's own request fields ("extra"), merged into the
 	// body over --extra-inputs.
 	Extra map[string]json.RawMessage
+	// System is a multi_turn conversation's own system prompt, which ISL
+	// counts (SystemISL tokens of it).
+	System    string
+	SystemISL int
 }
 
 // Lengths describes the ISL and OSL distributions: one normal each, or a

@@ -60,8 +60,11 @@ type Entry struct {
 	// server's own answers) before it when it sends it.
 	Turn    int   `json:"turn,omitempty"`
 	DelayNs int64 `json:"turn_delay_ns,omitempty"`
-	// Prompt is the turn's own text (a worker threads it into the history).
-	Prompt string `json:"-"`
+	// Prompt is the turn's own text (a worker threads it into the history),
+	// and SystemISL the tokens of the system prompt sent before every turn,
+	// which ISL counts once.
+	Prompt    string `json:"-"`
+	SystemISL int    `json:"-"`
 }
 
 // Fresh is the body of the entry's use in cycle c of its pool: from the
@@ -251,7 +254,11 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 			// within a run, shared hash ids share their words.
 			blocks = dataset.Blocks{Size: p.BlockSize(), Root: Root(g.wordsRoot, StreamBlocks)}
 		}
-		if p.PublicDataset == config.ShareGPT {
+		if p.CustomDatasetType == config.MultiTurnFile {
+			if g.convs, err = dataset.IndexSessions(p.InputFile, b.tok); err != nil {
+				return nil, "", err
+			}
+		} else if p.PublicDataset == config.ShareGPT {
 			if g.prompts, err = dataset.FromShareGPT(p.InputFile, b.tok); err != nil {
 				return nil, "", err
 			}
@@ -268,10 +275,13 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 		}
 		if g.index != nil {
 			digest = g.index.Digest // (taken as it was read)
+		} else if g.convs != nil {
+			digest = g.convs.Digest
 		} else if digest, err = fileDigest(p.InputFile); err != nil {
 			return nil, "", err
 		}
 		g.sampling, g.samplingRoot = p.DatasetSampling, Root(seed, StreamSampling)
+		g.oslRoot = Root(seed, StreamFileOSL)
 		if p.CustomDatasetType == config.RandomPool && g.sampling == "" {
 			g.sampling = config.SamplingRandom // (AIPerf's random_pool: with replacement)
 		}
@@ -394,13 +404,23 @@ type gen struct {
 	lines                  []int            // a fixed schedule's lines of index, in order (nil: every line)
 	sampling               string           // how a file's prompts are taken: sequential, shuffle or random
 	samplingRoot           uint64
-	prefixes               []string  // synthetic prompts: the pool one of which starts each (--num-prefix-prompts)
-	prefixPicks            uint64    // root of which prefix request i takes
-	system                 string    // the shared system prompt, or ""
-	dues                   []float64 // a fixed schedule's due offsets, seconds
-	arrivals               *dueSpec  // an arrival process's
-	turns                  []int     // multi-turn: each session's turns, in order (the last cut short by --request-count)
-	delays                 uint64    // root of the turn delays
+	prefixes               []string          // synthetic prompts: the pool one of which starts each (--num-prefix-prompts)
+	prefixPicks            uint64            // root of which prefix request i takes
+	system                 string            // the shared system prompt, or ""
+	dues                   []float64         // a fixed schedule's due offsets, seconds
+	arrivals               *dueSpec          // an arrival process's
+	turns                  []int             // multi-turn: each session's turns, in order (the last cut short by --request-count)
+	delays                 uint64            // root of the turn delays
+	convs                  *dataset.Sessions // a multi_turn file's conversations
+	oslRoot                uint64            // --osl for file lines without an output length: request i's draw
+}
+
+// drawOSL draws an output length from --osl and its stddev.
+func drawOSL(p *config.Profile, r *rand.Rand) int {
+	if p.OSLStddev <= 0 {
+		return p.OSLMean
+	}
+	return max(1, int(math.Round(float64(p.OSLMean)+p.OSLStddev*r.NormFloat64())))
 }
 
 // shapes sets up the prefix shapes of synthetic prompts: a pool of
@@ -424,6 +444,22 @@ func (g *gen) shapes(p *config.Profile, seed uint64) {
 // mean, turn stddev)) turns (at least 1; session s's count from its own
 // source), stopping at --request-count turns when it was given.
 func (g *gen) sessions(p *config.Profile, seed uint64) {
+	g.delays = Root(seed, StreamTurnDelays)
+	if g.convs != nil { // a multi_turn file's, in file order
+		total := 0
+		for _, l := range g.convs.Lines {
+			k := int(l.Count)
+			if p.RequestCountSet && total+k > p.RequestCount {
+				k = p.RequestCount - total
+			}
+			if k <= 0 {
+				break
+			}
+			g.turns = append(g.turns, k)
+			total += k
+		}
+		return
+	}
 	n := p.ConversationNum
 	if n == 0 {
 		n = p.RequestCount // (turns > 1 without a session count: one session per --request-count)
@@ -445,14 +481,16 @@ func (g *gen) sessions(p *config.Profile, seed uint64) {
 		g.turns = append(g.turns, k)
 		total += k
 	}
-	g.delays = Root(seed, StreamTurnDelays)
 }
 
-// turnDelay is request i's delay after the previous turn's answer: round
-// of N(mean, stddev) ms, not negative, times the ratio.
-func (g *gen) turnDelay(p *config.Profile, i int) int64 {
+// turnDelay is request i's delay after the previous turn's answer: its
+// file's "delay" (ms), or N(mean, stddev) ms, not negative; times the
+// ratio.
+func (g *gen) turnDelay(p *config.Profile, i int, fileMs float64) int64 {
 	d := p.TurnDelayMean
-	if p.TurnDelayStddev > 0 {
+	if g.convs != nil {
+		d = fileMs
+	} else if p.TurnDelayStddev > 0 {
 		d += p.TurnDelayStddev * rand.New(rand.NewPCG(g.delays, uint64(i))).NormFloat64()
 	}
 	ratio := p.TurnDelayRatio
@@ -605,7 +643,30 @@ func (it *Iter) next(keep bool) bool {
 	b := g.b
 	var pr dataset.Prompt
 	body := "" // a synthetic prompt's own text, after its prefix
+	var fileDelay float64
 	switch {
+	case g.convs != nil:
+		j, k := it.sess, it.turn
+		line := g.convs.Lines[j]
+		tm := g.convs.Turns[int(line.First)+k]
+		pr.ISL, pr.MaxTokens, pr.SystemISL = int(tm.ISL+line.SystemISL), int(tm.MaxTokens), int(line.SystemISL)
+		fileDelay = float64(tm.DelayMs)
+		if keep {
+			if it.f == nil {
+				f, err := os.Open(g.convs.Path)
+				if err != nil {
+					it.err = fmt.Errorf("--input-file: %w", err)
+					return false
+				}
+				it.f = f
+			}
+			text, system, extra, err := g.convs.Turn(j, k, it.f)
+			if err != nil {
+				it.err = err
+				return false
+			}
+			pr.Text, pr.System, pr.Extra = text, system, extra
+		}
 	case it.prompts != nil:
 		pr = it.prompts.Next(keep)
 		body = pr.Text
@@ -618,6 +679,7 @@ func (it *Iter) next(keep bool) bool {
 		}
 		if g.system != "" {
 			pr.ISL += b.p.SharedSystemPromptLength
+			pr.SystemISL = b.p.SharedSystemPromptLength
 		}
 	case len(g.prompts) > 0:
 		pr = g.prompts[it.order(i)]
@@ -648,6 +710,11 @@ func (it *Iter) next(keep bool) bool {
 			pr.Text, pr.Extra = text, extra
 		}
 	}
+	if pr.MaxTokens == 0 && (g.index != nil || g.convs != nil) && b.p.OSLMean > 0 {
+		// A file's line without an output length takes --osl's (AIPerf's
+		// precedence), drawn for request i from its own source.
+		pr.MaxTokens = drawOSL(b.p, rand.New(rand.NewPCG(g.oslRoot, uint64(i))))
+	}
 	var id string
 	turn := 0
 	if g.turns != nil {
@@ -668,10 +735,13 @@ func (it *Iter) next(keep bool) bool {
 	}
 	e := Entry{Index: i, SessionID: id, ISL: pr.ISL, MaxTokens: pr.MaxTokens, Turn: turn}
 	if turn > 0 {
-		e.DelayNs = g.turnDelay(b.p, i)
+		e.DelayNs = g.turnDelay(b.p, i, fileDelay)
 	}
-	if keep && g.turns != nil {
-		e.Prompt = pr.Text
+	if g.turns != nil {
+		e.SystemISL = pr.SystemISL
+		if keep {
+			e.Prompt = pr.Text
+		}
 	}
 	switch {
 	case g.dues != nil:
@@ -696,7 +766,11 @@ func (it *Iter) next(keep bool) bool {
 			}
 			maps.Copy(extra, pr.Extra)
 		}
-		req, err := b.kind.Build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, System: g.system, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
+		system := g.system
+		if pr.System != "" {
+			system = pr.System
+		}
+		req, err := b.kind.Build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, System: system, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
 			Usage: b.p.UseServerTokenCount, Extra: extra})
 		if err != nil {
 			it.err = fmt.Errorf("build request %d: %w", i, err)

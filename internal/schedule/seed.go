@@ -19,6 +19,7 @@ const (
 	StreamPrefixPicks              // which prefix request i starts with: request i is its own source
 	StreamTurns                    // multi-turn sessions: session s's turn count is its own source
 	StreamTurnDelays               // a session's turn delays: request i's is its own source
+	StreamFileOSL                  // --osl for a file's lines without an output length: request i's is its own source
 )
 
 // The one recipe, from (root seed, stream, index) to a PCG source, kept in
@@ -39,6 +40,7 @@ var salts = map[uint64]uint64{
 	StreamPrefixPicks:   0xe7037ed1a0b428db,
 	StreamTurns:         0x8ebc6af09c88c6e3,
 	StreamTurnDelays:    0x589965cc75374cc3,
+	StreamFileOSL:       0x1d8e4e27c47d124f,
 }
 
 const phi = 0x9e3779b97f4a7c15 // 2^64 / the golden ratio

@@ -350,7 +350,7 @@ func (r *phaseRun) sessionLoop() {
 					}
 					rec := r.do(e, r.clock(), false)
 					history = append(history, endpoint.Turn{User: e.Prompt, Assistant: rec.Output})
-					histISL += own + rec.OSL
+					histISL += own - e.SystemISL + rec.OSL // (the system prompt is counted once, in each turn's own)
 				}
 			}
 		}()
@@ -390,7 +390,11 @@ func (r *phaseRun) do(e schedule.Entry, due int64, waited bool) record.Record {
 	rec := record.Record{Worker: r.w.opt.ID, Index: e.Index, SessionID: e.SessionID, ISL: e.ISL, MaxTokens: e.MaxTokens,
 		Due: due, SlotWait: waited, Warmup: r.ph.Warmup()}
 	r.w.sent.Add(1)
-	r.c.Do(r.reqs, e.Body, e.SessionID, time.Duration(e.CancelAfterNs), e.MaxTokens, &rec)
+	id := e.SessionID
+	if e.Turn > 0 {
+		id += "-turn" + strconv.Itoa(e.Turn) // (a request id of its own; the session id is the records')
+	}
+	r.c.Do(r.reqs, e.Body, id, time.Duration(e.CancelAfterNs), e.MaxTokens, &rec)
 	if rec.ErrKind == record.ErrCancelled {
 		switch {
 		case r.stop.Err() != nil:

@@ -1,0 +1,176 @@
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
+)
+
+// Sessions is an AIPerf multi_turn file indexed as a stream: each line a
+// conversation, {"session_id": ..., "turns": [{"text": ..., "output_length":
+// n, "delay": ms, "extra": {...}}, ...]}, of which the index keeps each
+// turn's lengths and delay and each line's place in the file, and reads a
+// turn's text back when its request is built. A leading turn with "role":
+// "system" is the conversation's system prompt, sent before every turn
+// and not a turn itself, as AIPerf lifts it.
+type Sessions struct {
+	Path   string
+	Digest string
+	Lines  []SessionMeta
+	Turns  []TurnMeta // every line's turns, in order (Lines[j].First on)
+	tok    *tokenizer.Tokenizer
+}
+
+// SessionMeta is one conversation: its place in the file and its turns'
+// place in Turns.
+type SessionMeta struct {
+	Off          int64
+	Len          int32
+	First, Count int32
+	SystemISL    int32 // tokens of its system prompt
+	HasSystem    bool  // its first turn is a system prompt
+}
+
+// TurnMeta is one turn: its own tokens, requested output and delay after
+// the previous turn's answer.
+type TurnMeta struct {
+	ISL, MaxTokens int32
+	DelayMs        float32
+}
+
+type sessionLine struct {
+	SessionID string     `json:"session_id"`
+	Turns     []fileLine `json:"turns"`
+}
+
+type roleOf struct {
+	Role string `json:"role"`
+}
+
+// IndexSessions reads a multi_turn file. Errors name the file, the line
+// and the turn; every problem is listed at once (up to 20).
+func IndexSessions(path string, tok *tokenizer.Tokenizer) (*Sessions, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--input-file: %w", err)
+	}
+	defer f.Close()
+	x := &Sessions{Path: path, tok: orBuiltin(tok)}
+	sum := sha256.New()
+	r := bufio.NewReaderSize(io.TeeReader(f, sum), 1<<20)
+	var problems []error
+	var off int64
+	for n := 1; ; n++ {
+		raw, err := r.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(raw) > 64<<20 {
+			return nil, fmt.Errorf("%s:%d: a line longer than 64 MiB", path, n)
+		}
+		if line := bytes.TrimSpace(raw); len(line) > 0 {
+			if perr := x.add(line, n, off, len(raw)); perr != nil {
+				if problems = append(problems, perr); len(problems) == maxProblems {
+					return nil, fmt.Errorf("%w\n(stopped after %d problems)", errors.Join(problems...), maxProblems)
+				}
+			}
+		}
+		off += int64(len(raw))
+		if err != nil { // EOF
+			break
+		}
+	}
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
+	if len(x.Lines) == 0 {
+		return nil, fmt.Errorf("%s: no conversations", path)
+	}
+	x.Digest = hex.EncodeToString(sum.Sum(nil))
+	return x, nil
+}
+
+func (x *Sessions) add(line []byte, n int, off int64, size int) error {
+	var sl sessionLine
+	if err := json.Unmarshal(line, &sl); err != nil {
+		return fmt.Errorf("%s:%d: %v", x.Path, n, err)
+	}
+	var rl struct {
+		Turns []roleOf `json:"turns"`
+	}
+	json.Unmarshal(line, &rl) // (the same turns, their roles)
+	m := SessionMeta{Off: off, Len: int32(size), First: int32(len(x.Turns))}
+	turns := sl.Turns
+	if len(turns) > 0 && len(rl.Turns) > 0 && rl.Turns[0].Role == "system" && turns[0].text() != nil {
+		m.SystemISL, m.HasSystem = int32(x.tok.Count(*turns[0].text())), true
+		turns = turns[1:]
+	}
+	if len(turns) == 0 {
+		return fmt.Errorf("%s:%d: a conversation with no turns (want \"turns\": [{\"text\": ...}, ...])", x.Path, n)
+	}
+	for k, t := range turns {
+		where := fmt.Sprintf("%s:%d: turn %d", x.Path, n, k+1)
+		switch {
+		case t.Turns != nil:
+			return fmt.Errorf("%s: \"turns\" inside a turn", where)
+		case t.Image != nil || t.Images != nil || t.Audio != nil || t.Audios != nil || t.Video != nil || t.Videos != nil:
+			return fmt.Errorf("%s: media: only text prompts are sent so far", where)
+		case t.Timestamp != nil:
+			return fmt.Errorf("%s: \"timestamp\": turns here follow their answers (give \"delay\" in ms)", where)
+		case t.text() == nil:
+			return fmt.Errorf("%s: want \"text\" (or \"texts\", \"text_input\")", where)
+		}
+		tm := TurnMeta{ISL: int32(x.tok.Count(*t.text()))}
+		if tm.ISL > MaxInputLength {
+			return fmt.Errorf("%s: %d tokens, past %d", where, tm.ISL, MaxInputLength)
+		}
+		if t.OutputLength != nil {
+			if *t.OutputLength < 0 || *t.OutputLength > MaxInputLength {
+				return fmt.Errorf("%s: \"output_length\" %d: negative or past %d", where, *t.OutputLength, MaxInputLength)
+			}
+			tm.MaxTokens = int32(*t.OutputLength)
+		}
+		if t.Delay != nil {
+			var d float64
+			if err := json.Unmarshal(t.Delay, &d); err != nil || d < 0 || math.IsInf(d, 0) || d > 86_400_000 {
+				return fmt.Errorf("%s: \"delay\" %s: want milliseconds, 0 to a day", where, t.Delay)
+			}
+			tm.DelayMs = float32(d)
+		}
+		x.Turns = append(x.Turns, tm)
+	}
+	m.Count = int32(len(turns))
+	x.Lines = append(x.Lines, m)
+	return nil
+}
+
+// Turn is conversation j's turn k: its text and "extra" fields, and the
+// conversation's system prompt (""), read back from f.
+func (x *Sessions) Turn(j, k int, f io.ReaderAt) (text, system string, extra map[string]json.RawMessage, err error) {
+	m := x.Lines[j]
+	raw := make([]byte, m.Len)
+	if _, err := f.ReadAt(raw, m.Off); err != nil && !errors.Is(err, io.EOF) {
+		return "", "", nil, fmt.Errorf("%s: read conversation %d again: %w", x.Path, j+1, err)
+	}
+	var sl sessionLine
+	if err := json.Unmarshal(bytes.TrimSpace(raw), &sl); err != nil {
+		return "", "", nil, fmt.Errorf("%s: the file changed since it was read: %v", x.Path, err)
+	}
+	turns := sl.Turns
+	if m.HasSystem {
+		system, turns = *turns[0].text(), turns[1:]
+	}
+	if k >= len(turns) {
+		return "", "", nil, fmt.Errorf("%s: the file changed since it was read", x.Path)
+	}
+	return *turns[k].text(), system, turns[k].Extra, nil
+}
