@@ -856,3 +856,49 @@ func TestMultiTurnFile(t *testing.T) {
 		t.Errorf("session ids %s %s %s %s", recs[0].SessionID, recs[1].SessionID, recs[2].SessionID, recs[4].SessionID)
 	}
 }
+
+// User-centric load (--num-users 4 --user-centric-rate 40): each user runs
+// one session at a time, sending each turn at least num-users/rate =
+// 100 ms after its previous one, the users staggered, so that together
+// they send at the rate and never faster.
+func TestUserCentricRate(t *testing.T) {
+	_, url := startSim(t, 2*time.Millisecond, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--isl", "16", "--osl", "4",
+		"--conversation-num", "8", "--conversation-turn-mean", "3", "--num-users", "4", "--user-centric-rate", "40",
+		"--workers", "2", "--random-seed", "5", "--artifact-dir", dir)
+	r, err := result.Read(dir)
+	if res.code != 0 || err != nil {
+		t.Fatalf("exit %d, %v\n%s", res.code, err, res.stderr)
+	}
+	recs := readRecords(t, dir)
+	if r.Counts.OK != 24 {
+		t.Fatalf("counts %+v, want 24 turns", r.Counts)
+	}
+	bySession := map[string][]record.Record{}
+	first, last := recs[0].Due, recs[0].Due
+	for _, rec := range recs {
+		bySession[rec.SessionID] = append(bySession[rec.SessionID], rec)
+		first, last = min(first, rec.Due), max(last, rec.Due)
+	}
+	for id, rs := range bySession {
+		slices.SortFunc(rs, func(a, b record.Record) int { return a.Turn - b.Turn })
+		for k := 1; k < len(rs); k++ {
+			// Due is the turn's place on the user's grid (Sent, a few µs
+			// on, is the stamp of the send).
+			if gap := time.Duration(rs[k].Due - rs[k-1].Due); gap < 100*time.Millisecond {
+				t.Errorf("session %s: turn %d due %s after turn %d, inside the user's 100 ms gap", id, k, gap, k-1)
+			}
+			if rs[k].Sent < rs[k].Due {
+				t.Errorf("session %s: turn %d sent before it was due", id, k)
+			}
+		}
+	}
+	// 24 sends at 40/s are due over at least 23/40 s; a schedule that
+	// ignored the rate would send them all at once.
+	span := time.Duration(last - first)
+	t.Logf("24 requests over %s: %.1f requests/s (rate 40)", span, 23/span.Seconds())
+	if span < 550*time.Millisecond {
+		t.Errorf("24 requests in %s: faster than --user-centric-rate 40", span)
+	}
+}

@@ -75,6 +75,8 @@ type Profile struct {
 	TurnDelayMean            float64 // --conversation-turn-delay-mean, ms after a turn's response
 	TurnDelayStddev          float64 // --conversation-turn-delay-stddev, ms
 	TurnDelayRatio           float64 // --conversation-turn-delay-ratio: every delay times this (0: 1)
+	NumUsers                 int     // --num-users: users of --user-centric-rate, each one session at a time
+	UserCentricRate          float64 // --user-centric-rate: requests/s over all users; a user's turns are num-users/rate apart
 	NumDatasetEntries        int     // --num-dataset-entries: prompts cycled by duration-bound closed loops
 
 	Tokenizer                string // --tokenizer: "" (builtin o200k_base), a tokenizer.json, or ORG/NAME in the local HF cache
@@ -153,7 +155,7 @@ func (p *Profile) Trace() bool {
 // MultiTurn reports whether the profile sends synthetic multi-turn
 // sessions (--conversation-num, or more than one turn a conversation).
 func (p *Profile) MultiTurn() bool {
-	return p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.CustomDatasetType == MultiTurnFile
+	return p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.CustomDatasetType == MultiTurnFile || p.UserCentricRate > 0
 }
 
 // SharesPrefixes reports whether the profile's prompts share prefixes by
@@ -205,6 +207,9 @@ var aiperfDatasetTypes = []string{"baseten_trace", "weka_trace", "sharegpt", "in
 // Ceiling is the in-flight limit: the concurrency in a closed loop, in an
 // open loop only when --concurrency was given (0: none).
 func (p *Profile) Ceiling() int {
+	if p.UserCentricRate > 0 {
+		return p.NumUsers // (one session at a time a user)
+	}
 	if p.OpenLoop() && !p.ConcurrencySet {
 		return 0
 	}
@@ -532,6 +537,11 @@ func (p *Profile) validateLoad() []error {
 				bad("the --conversation-turn-* flags: %g is not a finite, non-negative number", v)
 				break
 			}
+		}
+		if (p.UserCentricRate > 0) != (p.NumUsers > 0) || p.UserCentricRate < 0 || math.IsNaN(p.UserCentricRate) || math.IsInf(p.UserCentricRate, 0) || p.NumUsers < 0 {
+			bad("--user-centric-rate and --num-users go together: a positive rate (requests/s over all users) and a user count")
+		} else if p.UserCentricRate > 0 && p.ConcurrencySet {
+			bad("--user-centric-rate with --concurrency: the users are the concurrency (give --num-users)")
 		}
 		if p.ConversationNum < 0 || p.ConversationNum > 10_000_000 {
 			bad("--conversation-num %d: want 1 to 10,000,000", p.ConversationNum)

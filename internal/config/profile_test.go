@@ -122,7 +122,7 @@ func TestCustomDatasetType(t *testing.T) {
 func TestAIPerfOnlyFlagsAreNamed(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ arg, want string }{
-		{"--num-users", "--num-users is an AIPerf flag that aiperf-action does not support yet"},
+		{"--gpu-telemetry", "--gpu-telemetry is an AIPerf flag that aiperf-action does not support yet"},
 		{"--bogus-flag", "unknown flag: --bogus-flag"},
 	} {
 		p := DefaultProfile

@@ -109,8 +109,9 @@ type Phase struct {
 	Seed        uint64  `json:"seed"`         // decides cancellations of pool requests
 	CancelPct   float64 `json:"cancel_pct"`
 	CancelDelay int64   `json:"cancel_delay_ns"`
-	Limit       int     `json:"limit,omitempty"`    // a cycling pool sends at most this many requests (--request-count with a duration); 0: none
-	Sessions    bool    `json:"sessions,omitempty"` // entries are multi-turn sessions' turns, each session's in a row; a slot runs a whole session
+	Limit       int     `json:"limit,omitempty"`       // a cycling pool sends at most this many requests (--request-count with a duration); 0: none
+	Sessions    bool    `json:"sessions,omitempty"`    // entries are multi-turn sessions' turns, each session's in a row; a slot runs a whole session
+	UserGapNs   int64   `json:"user_gap_ns,omitempty"` // --user-centric-rate: a user's (slot's) sends are at least this far apart; user g starts at g·gap/users
 	// Entries are a hand-made phase's entries (a worker's shard in tests);
 	// a built plan's phases generate theirs (Iter) and leave this nil.
 	Entries []Entry `json:"entries"`
@@ -310,6 +311,9 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 	case p.MultiTurn():
 		g.sessions(p, seed)
 		ph.Sessions = true
+		if p.UserCentricRate > 0 {
+			ph.UserGapNs = seconds(float64(p.NumUsers) / p.UserCentricRate)
+		}
 		for _, n := range g.turns {
 			ph.Count += n
 		}

@@ -317,14 +317,26 @@ func (r *phaseRun) unsent(e schedule.Entry, has bool, why string) {
 // turn's answer and the turn's delay, with the session's history (every
 // earlier turn and the server's own answer to it) before it; then the
 // next session.
+//
+// With --user-centric-rate each slot is a user: user g (numbered across
+// workers) starts at g·gap/users and sends each turn at least gap after
+// its previous send (and after its answer), so the users together send
+// at the rate.
 func (r *phaseRun) sessionLoop() {
+	gap := time.Duration(r.ph.UserGapNs)
 	for j := 0; j < r.slots(); j++ {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			if !sleepUntil(r.sends, r.unlockAt(j)) {
+			start := r.unlockAt(j)
+			if gap > 0 && r.ph.Ceiling > 0 {
+				g := j*max(r.ph.Stride, 1) + r.ph.Offset
+				start = r.start.Add(gap * time.Duration(g) / time.Duration(r.ph.Ceiling))
+			}
+			if !preciseSleepUntil(r.sends, start) {
 				return
 			}
+			var lastSent time.Time
 			for r.sends.Err() == nil {
 				turns, ok := r.session()
 				if !ok {
@@ -333,8 +345,23 @@ func (r *phaseRun) sessionLoop() {
 				var history []endpoint.Turn
 				histISL := 0
 				for _, e := range turns {
-					if e.DelayNs > 0 && !sleepUntil(r.sends, time.Now().Add(time.Duration(e.DelayNs))) {
-						return
+					switch {
+					case gap > 0 && !lastSent.IsZero():
+						// On the user's grid, gap after its previous send, or
+						// at once when the answer came later than that.
+						lastSent = lastSent.Add(gap)
+						if now := time.Now(); now.After(lastSent) {
+							lastSent = now
+						}
+						if !preciseSleepUntil(r.sends, lastSent) {
+							return
+						}
+					case gap > 0:
+						lastSent = start
+					case e.DelayNs > 0:
+						if !sleepUntil(r.sends, time.Now().Add(time.Duration(e.DelayNs))) {
+							return
+						}
 					}
 					if r.sends.Err() != nil {
 						return
@@ -348,7 +375,11 @@ func (r *phaseRun) sessionLoop() {
 						}
 						e.Body, e.ISL = body, e.ISL+histISL
 					}
-					rec := r.do(e, r.clock(), false)
+					due := r.clock()
+					if gap > 0 {
+						due = int64(lastSent.Sub(r.start)) // (its place on the user's grid: the lag is what came after)
+					}
+					rec := r.do(e, due, false)
 					history = append(history, endpoint.Turn{User: e.Prompt, Assistant: rec.Output})
 					histISL += own - e.SystemISL + rec.OSL // (the system prompt is counted once, in each turn's own)
 				}
