@@ -902,3 +902,52 @@ func TestUserCentricRate(t *testing.T) {
 		t.Errorf("24 requests in %s: faster than --user-centric-rate 40", span)
 	}
 }
+
+// --prefill-concurrency 2 against engine mode: at no moment are more than
+// two requests between their send and their first token, across two
+// workers, while up to eight are in flight; without it, more are.
+func TestPrefillConcurrency(t *testing.T) {
+	_, url := engineSim(t, nil)
+	maxInPrefill := func(extra ...string) (int, int) {
+		dir := filepath.Join(t.TempDir(), "run")
+		args := append([]string{"profile", "-m", "sim", "-u", url, "--streaming", "--isl", "512", "--osl", "16", "--extra-inputs", "ignore_eos:true",
+			"--concurrency", "8", "--request-count", "48", "--workers", "2", "--random-seed", "6", "--artifact-dir", dir}, extra...)
+		res := runCLI(t, time.Minute, args...)
+		r, err := result.Read(dir)
+		if res.code != 0 || err != nil || r.Counts.OK != 48 {
+			t.Fatalf("exit %d, %v, counts %+v\n%s", res.code, err, r.Counts, res.stderr)
+		}
+		// Every worker's clock starts at the phase's common start instant,
+		// so the records' stamps are on one timeline (to well under the
+		// milliseconds a 512-token prefill takes here).
+		type ev struct {
+			at    int64
+			delta int
+		}
+		var evs []ev
+		for _, rec := range readRecords(t, dir) {
+			evs = append(evs, ev{rec.Sent, 1}, ev{rec.FirstToken, -1})
+		}
+		slices.SortFunc(evs, func(a, b ev) int {
+			if a.at != b.at {
+				return int(a.at - b.at)
+			}
+			return a.delta - b.delta // (a first token before a send at the same instant)
+		})
+		n, peak := 0, 0
+		for _, e := range evs {
+			n += e.delta
+			peak = max(peak, n)
+		}
+		return peak, len(evs) / 2
+	}
+	free, _ := maxInPrefill()
+	capped, n := maxInPrefill("--prefill-concurrency", "2")
+	t.Logf("requests in prefill at once: %d without the flag, %d with --prefill-concurrency 2 (%d requests)", free, capped, n)
+	if capped > 2 {
+		t.Errorf("%d requests in prefill at once with --prefill-concurrency 2", capped)
+	}
+	if free <= 2 {
+		t.Errorf("without the flag only %d were in prefill at once: the test shows nothing", free)
+	}
+}

@@ -154,6 +154,21 @@ type call struct {
 	cancel      context.CancelFunc // cancels the request
 	maxTokens   int
 	rec         *record.Record
+	onFirst     func() // called once, when the first token arrives (WithFirstToken)
+}
+
+type firstTokenKey struct{}
+
+// WithFirstToken makes a request sent with ctx call f once, the moment its
+// first token arrives (before the rest is read), as --prefill-concurrency
+// needs; f is not called for a request that ends with none.
+func WithFirstToken(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, firstTokenKey{}, f)
+}
+
+func firstTokenHook(ctx context.Context) func() {
+	f, _ := ctx.Value(firstTokenKey{}).(func())
+	return f
 }
 
 // Do sends body and fills rec (whose Due and identity fields the caller
@@ -172,7 +187,7 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 	if c.Loop != nil && c.Streaming {
 		c.fastOnce.Do(func() { c.fast = newFastConf(c) })
 		if c.fast != nil {
-			c.doLoop(ctx, c.fast, &call{body: body, requestID: requestID, cancelAfter: cancelAfter, cancel: cancelReq, maxTokens: maxTokens, rec: rec})
+			c.doLoop(ctx, c.fast, &call{body: body, requestID: requestID, cancelAfter: cancelAfter, cancel: cancelReq, maxTokens: maxTokens, rec: rec, onFirst: firstTokenHook(ctx)})
 			return
 		}
 	}
@@ -249,6 +264,7 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Rec
 	end := int64(0)
 	var st streamState
 	st.start(rec, maxTokens)
+	st.onFirst = firstTokenHook(ctx)
 	for {
 		ev, err := rd.Next()
 		if err != nil {
@@ -284,6 +300,7 @@ type streamState struct {
 	finished bool // a finish_reason arrived in a fully decoded chunk
 	tail     [256]byte
 	tailN    int // the last fast-path chunk's last bytes: tail[:tailN]
+	onFirst  func()
 }
 
 func (st *streamState) start(rec *record.Record, maxTokens int) {
@@ -323,6 +340,10 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 	if len(text) > 0 {
 		if rec.FirstToken == 0 {
 			rec.FirstToken = ev.At
+			if st.onFirst != nil {
+				st.onFirst()
+				st.onFirst = nil
+			}
 		}
 		rec.Chunks = append(rec.Chunks, ev.At)
 		st.text = append(st.text, text...)

@@ -32,6 +32,7 @@ type inflight struct {
 	ch       chunks
 	dec      *sse.Reader
 	st       streamState
+	onFirst  func()
 	body     []byte // a whole (non-streamed) body, or an error body
 	sawDone  bool
 
@@ -144,6 +145,7 @@ func (in *inflight) parseHead(h []byte) bool {
 	if in.sse {
 		in.dec = in.sc.decoder()
 		in.st.start(in.rec, in.maxTokens)
+		in.st.onFirst = in.onFirst
 	}
 	if in.framing == byLength && in.left == 0 {
 		in.bodyEnd(in.rec.FirstByte)

@@ -182,7 +182,7 @@ func (c *Client) doLoop(ctx context.Context, f *fastConf, cl *call) {
 		defer t.Stop()
 	}
 	for n := 0; ; n++ {
-		in := &inflight{c: c, rec: rec, maxTokens: cl.maxTokens, done: make(chan struct{})}
+		in := &inflight{c: c, rec: rec, maxTokens: cl.maxTokens, onFirst: cl.onFirst, done: make(chan struct{})}
 		ec, reused, err := c.Loop.get(ctx, f.addr, in)
 		if err != nil {
 			c.fail(rec, classify(ctx, err), err.Error())

@@ -80,6 +80,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.Float64Var(&p.ConversationTurnStddev, "session-turns-stddev", p.ConversationTurnStddev, "alias of --conversation-turn-stddev")
 	fs.Float64Var(&p.TurnDelayMean, "conversation-turn-delay-mean", p.TurnDelayMean, "ms between a turn's response and the next turn (a user's think time)")
 	fs.Float64Var(&p.TurnDelayStddev, "conversation-turn-delay-stddev", p.TurnDelayStddev, "standard deviation of the turn delay, ms")
+	fs.IntVar(&p.PrefillConcurrency, "prefill-concurrency", p.PrefillConcurrency, "at most this many requests at once between their send and their first token (in prefill); the others wait to be sent (streaming)")
 	fs.IntVar(&p.NumUsers, "num-users", p.NumUsers, "users of --user-centric-rate: each runs one session at a time, its turns in order")
 	fs.Float64Var(&p.UserCentricRate, "user-centric-rate", p.UserCentricRate, "requests/s over all --num-users users: each user's turns are num-users/rate seconds apart (and after the previous answer), the users' starts 1/rate apart")
 	fs.Float64Var(&p.TurnDelayRatio, "conversation-turn-delay-ratio", p.TurnDelayRatio, "multiplier of every turn delay (0.5 halves them)")
@@ -150,7 +151,7 @@ var flagGroups = map[string][]string{
 		"conversation-num", "num-conversations", "num-sessions", "conversation-turn-mean", "session-turns-mean", "conversation-turn-stddev", "session-turns-stddev",
 		"conversation-turn-delay-mean", "conversation-turn-delay-stddev", "conversation-turn-delay-ratio"},
 	"Tokenizer": {"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code"},
-	"Load generator": {"num-users", "user-centric-rate", "concurrency", "request-count", "request-rate", "arrival-pattern", "arrival-smoothness", "benchmark-duration",
+	"Load generator": {"num-users", "user-centric-rate", "prefill-concurrency", "concurrency", "request-count", "request-rate", "arrival-pattern", "arrival-smoothness", "benchmark-duration",
 		"benchmark-grace-period", "warmup-request-count", "warmup-duration", "warmup-concurrency", "warmup-request-rate",
 		"request-rate-ramp-duration", "concurrency-ramp-duration", "request-cancellation-rate", "request-cancellation-delay"},
 	"Output":         {"output-artifact-dir", "artifact-dir", "slice-duration", "goodput", "max-error-rate"},

@@ -75,6 +75,7 @@ type Profile struct {
 	TurnDelayMean            float64 // --conversation-turn-delay-mean, ms after a turn's response
 	TurnDelayStddev          float64 // --conversation-turn-delay-stddev, ms
 	TurnDelayRatio           float64 // --conversation-turn-delay-ratio: every delay times this (0: 1)
+	PrefillConcurrency       int     // --prefill-concurrency: requests at once between send and first token (0: no limit)
 	NumUsers                 int     // --num-users: users of --user-centric-rate, each one session at a time
 	UserCentricRate          float64 // --user-centric-rate: requests/s over all users; a user's turns are num-users/rate apart
 	NumDatasetEntries        int     // --num-dataset-entries: prompts cycled by duration-bound closed loops
@@ -546,6 +547,12 @@ func (p *Profile) validateLoad() []error {
 		if p.ConversationNum < 0 || p.ConversationNum > 10_000_000 {
 			bad("--conversation-num %d: want 1 to 10,000,000", p.ConversationNum)
 		}
+	}
+	switch {
+	case p.PrefillConcurrency < 0:
+		bad("--prefill-concurrency %d: not negative", p.PrefillConcurrency)
+	case p.PrefillConcurrency > 0 && !p.Streaming:
+		bad("--prefill-concurrency needs --streaming: a request leaves prefill at its first token, which only a stream shows")
 	}
 	if p.SynthesisMaxISL < 0 || p.SynthesisMaxOSL < 0 {
 		bad("--synthesis-max-isl and --synthesis-max-osl: not negative")

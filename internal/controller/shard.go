@@ -19,6 +19,9 @@ func Shards(plan *schedule.Plan, p *config.Profile, base wire.ShardSpec, workers
 		if ph.Ceiling > 0 {
 			workers = min(workers, ph.Ceiling)
 		}
+		if ph.Prefill > 0 {
+			workers = min(workers, ph.Prefill) // (each worker holds a share of at least one)
+		}
 	}
 	workers = max(workers, 1)
 	shards := make([]*wire.ShardSpec, workers)
@@ -52,6 +55,9 @@ func Shards(plan *schedule.Plan, p *config.Profile, base wire.ShardSpec, workers
 			part.Entries = nil
 			if ph.Ceiling > 0 {
 				part.Concurrency = weights[w]
+			}
+			if ph.Prefill > 0 {
+				part.Prefill = Split(ph.Prefill, workers)[w]
 			}
 			shards[w].Phases = append(shards[w].Phases, part)
 		}

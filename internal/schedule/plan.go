@@ -109,9 +109,10 @@ type Phase struct {
 	Seed        uint64  `json:"seed"`         // decides cancellations of pool requests
 	CancelPct   float64 `json:"cancel_pct"`
 	CancelDelay int64   `json:"cancel_delay_ns"`
-	Limit       int     `json:"limit,omitempty"`       // a cycling pool sends at most this many requests (--request-count with a duration); 0: none
-	Sessions    bool    `json:"sessions,omitempty"`    // entries are multi-turn sessions' turns, each session's in a row; a slot runs a whole session
-	UserGapNs   int64   `json:"user_gap_ns,omitempty"` // --user-centric-rate: a user's (slot's) sends are at least this far apart; user g starts at g·gap/users
+	Limit       int     `json:"limit,omitempty"`               // a cycling pool sends at most this many requests (--request-count with a duration); 0: none
+	Sessions    bool    `json:"sessions,omitempty"`            // entries are multi-turn sessions' turns, each session's in a row; a slot runs a whole session
+	Prefill     int     `json:"prefill_concurrency,omitempty"` // --prefill-concurrency: requests at once between send and first token, all workers together
+	UserGapNs   int64   `json:"user_gap_ns,omitempty"`         // --user-centric-rate: a user's (slot's) sends are at least this far apart; user g starts at g·gap/users
 	// Entries are a hand-made phase's entries (a worker's shard in tests);
 	// a built plan's phases generate theirs (Iter) and leave this nil.
 	Entries []Entry `json:"entries"`
@@ -241,7 +242,7 @@ func (b *builder) warmup(seed uint64) *Phase {
 
 func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 	p := b.p
-	ph := &Phase{Name: PhaseProfiling, Seed: seed, Ceiling: p.Ceiling(), ConcRampNs: seconds(p.ConcurrencyRampDuration),
+	ph := &Phase{Name: PhaseProfiling, Seed: seed, Ceiling: p.Ceiling(), Prefill: p.PrefillConcurrency, ConcRampNs: seconds(p.ConcurrencyRampDuration),
 		DurationNs: seconds(p.BenchmarkDuration), GraceNs: seconds(p.GracePeriod),
 		CancelPct: p.CancellationRate, CancelDelay: seconds(p.CancellationDelay)}
 	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: PayloadSeed(seed, p.Repeat), synthetic: p.InputFile == ""}

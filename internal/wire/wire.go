@@ -130,7 +130,8 @@ type PlanSpec struct {
 // pool its k-th request is global request k·Stride+Offset.
 type PhaseShard struct {
 	schedule.Phase
-	Concurrency int   `json:"concurrency"` // this worker's share of the ceiling; 0: none
+	Concurrency int   `json:"concurrency"`       // this worker's share of the ceiling; 0: none
+	Prefill     int   `json:"prefill,omitempty"` // this worker's share of --prefill-concurrency; 0: none
 	Stride      int   `json:"stride"`
 	Offset      int   `json:"offset"`
 	Count       int   `json:"count"`             // this worker's entries (a cycling pool's size)

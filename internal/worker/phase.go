@@ -37,6 +37,8 @@ type phaseRun struct {
 	count int                   // this worker's entries, when not cycling
 	feed  <-chan schedule.Entry // this worker's entries, in order, made a little ahead
 
+	prefill chan struct{} // --prefill-concurrency: a token per request between its send and its first token
+
 	sessMu sync.Mutex      // multi-turn: one slot at a time takes a whole session from the feed
 	peek   *schedule.Entry // the next session's first turn, read past the last one
 }
@@ -45,6 +47,9 @@ type phaseRun struct {
 // src is where the phase's entries come from.
 func (w *worker) runPhase(stop context.Context, c *client.Client, ph *wire.PhaseShard, src *schedule.Phase, start time.Time) {
 	r := &phaseRun{w: w, c: c, ph: ph, start: start, stop: stop}
+	if ph.Prefill > 0 {
+		r.prefill = make(chan struct{}, ph.Prefill)
+	}
 	var cancelReqs, cancelSends context.CancelFunc
 	r.reqs, cancelReqs = context.WithCancel(stop)
 	r.sends, cancelSends = context.WithCancel(r.reqs)
@@ -425,7 +430,20 @@ func (r *phaseRun) do(e schedule.Entry, due int64, waited bool) record.Record {
 	if e.Turn > 0 {
 		id += "-turn" + strconv.Itoa(e.Turn) // (a request id of its own; the session id is the records')
 	}
-	r.c.Do(r.reqs, e.Body, id, time.Duration(e.CancelAfterNs), e.MaxTokens, &rec)
+	ctx := r.reqs
+	if r.prefill != nil {
+		// In prefill from its send to its first token (or its end): wait
+		// for room before sending, give it back at the first token.
+		select {
+		case r.prefill <- struct{}{}:
+			var once sync.Once
+			release := func() { once.Do(func() { <-r.prefill }) }
+			defer release()
+			ctx = client.WithFirstToken(ctx, release)
+		case <-r.reqs.Done(): // (sent into a cancelled context: it ends at once, recorded as cancelled)
+		}
+	}
+	r.c.Do(ctx, e.Body, id, time.Duration(e.CancelAfterNs), e.MaxTokens, &rec)
 	if rec.ErrKind == record.ErrCancelled {
 		switch {
 		case r.stop.Err() != nil:
