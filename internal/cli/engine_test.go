@@ -776,13 +776,15 @@ func TestBailianTraceReplayWithSynthesis(t *testing.T) {
 // processes: every session's turns go in order on one worker, each sent
 // at least its delay after the previous turn's answer, with the history
 // (earlier turns and the server's own answers) in front, so the client's
-// ISL of each turn is exactly what the server counted.
+// ISL of each turn is exactly what the server counted; each session's own
+// context (--user-context-prompt-length) starts its first turn.
 func TestMultiTurnSessions(t *testing.T) {
 	_, url := startSim(t, 2*time.Millisecond, time.Millisecond)
 	dir := filepath.Join(t.TempDir(), "run")
 	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--isl", "24", "--osl", "6",
 		"--conversation-num", "6", "--conversation-turn-mean", "3", "--conversation-turn-stddev", "1",
-		"--conversation-turn-delay-mean", "30", "--concurrency", "3", "--workers", "2", "--random-seed", "3", "--use-server-token-count", "--artifact-dir", dir)
+		"--conversation-turn-delay-mean", "30", "--user-context-prompt-length", "40", "--concurrency", "3", "--workers", "2", "--random-seed", "3",
+		"--use-server-token-count", "--artifact-dir", dir)
 	r, err := result.Read(dir)
 	if res.code != 0 || err != nil {
 		t.Fatalf("exit %d, %v\n%s", res.code, err, res.stderr)
@@ -808,6 +810,9 @@ func TestMultiTurnSessions(t *testing.T) {
 			}
 			if rec.ServerISL != rec.ISL {
 				t.Errorf("session %s turn %d: ISL %d, the server counted %d", id, k, rec.ISL, rec.ServerISL)
+			}
+			if k == 0 && rec.ISL != 40+24 {
+				t.Errorf("session %s: first turn ISL %d, want its 40-token context and 24", id, rec.ISL)
 			}
 			if k > 0 {
 				prev := rs[k-1]

@@ -80,6 +80,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.Float64Var(&p.ConversationTurnStddev, "session-turns-stddev", p.ConversationTurnStddev, "alias of --conversation-turn-stddev")
 	fs.Float64Var(&p.TurnDelayMean, "conversation-turn-delay-mean", p.TurnDelayMean, "ms between a turn's response and the next turn (a user's think time)")
 	fs.Float64Var(&p.TurnDelayStddev, "conversation-turn-delay-stddev", p.TurnDelayStddev, "standard deviation of the turn delay, ms")
+	fs.IntVar(&p.UserContextPromptLength, "user-context-prompt-length", p.UserContextPromptLength, "tokens of a context unique to each session, before its first turn (and so in its history); counted in ISL")
 	fs.IntVar(&p.PrefillConcurrency, "prefill-concurrency", p.PrefillConcurrency, "at most this many requests at once between their send and their first token (in prefill); the others wait to be sent (streaming)")
 	fs.IntVar(&p.NumUsers, "num-users", p.NumUsers, "users of --user-centric-rate: each runs one session at a time, its turns in order")
 	fs.Float64Var(&p.UserCentricRate, "user-centric-rate", p.UserCentricRate, "requests/s over all --num-users users: each user's turns are num-users/rate seconds apart (and after the previous answer), the users' starts 1/rate apart")
@@ -145,7 +146,7 @@ var groupOrder = []string{"Endpoint", "Input", "Tokenizer", "Load generator", "O
 var flagGroups = map[string][]string{
 	"Endpoint": {"model", "url", "endpoint", "endpoint-type", "streaming", "header", "api-key", "request-timeout-seconds"},
 	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev", "sequence-distribution", "seq-dist",
-		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length",
+		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length", "user-context-prompt-length",
 		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "dataset-sampling-strategy", "isl-block-size", "synthesis-speedup-ratio", "synthesis-max-isl", "synthesis-max-osl", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
 		"num-dataset-entries", "random-seed",
 		"conversation-num", "num-conversations", "num-sessions", "conversation-turn-mean", "session-turns-mean", "conversation-turn-stddev", "session-turns-stddev",

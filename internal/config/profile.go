@@ -75,6 +75,7 @@ type Profile struct {
 	TurnDelayMean            float64 // --conversation-turn-delay-mean, ms after a turn's response
 	TurnDelayStddev          float64 // --conversation-turn-delay-stddev, ms
 	TurnDelayRatio           float64 // --conversation-turn-delay-ratio: every delay times this (0: 1)
+	UserContextPromptLength  int     // --user-context-prompt-length: tokens of a context unique to each session, before its first turn
 	PrefillConcurrency       int     // --prefill-concurrency: requests at once between send and first token (0: no limit)
 	NumUsers                 int     // --num-users: users of --user-centric-rate, each one session at a time
 	UserCentricRate          float64 // --user-centric-rate: requests/s over all users; a user's turns are num-users/rate apart
@@ -164,7 +165,7 @@ func (p *Profile) MultiTurn() bool {
 // multi-turn history, prefix prompts, a shared system prompt, or a trace's
 // shared hash_ids.
 func (p *Profile) SharesPrefixes() bool {
-	return p.MultiTurn() || p.NumPrefixPrompts > 0 || p.SharedSystemPromptLength > 0 ||
+	return p.MultiTurn() || p.NumPrefixPrompts > 0 || p.SharedSystemPromptLength > 0 || p.UserContextPromptLength > 0 ||
 		p.CustomDatasetType == MooncakeTrace || p.CustomDatasetType == BailianTrace
 }
 
@@ -544,9 +545,18 @@ func (p *Profile) validateLoad() []error {
 		} else if p.UserCentricRate > 0 && p.ConcurrencySet {
 			bad("--user-centric-rate with --concurrency: the users are the concurrency (give --num-users)")
 		}
+		if p.UserContextPromptLength > 0 && p.CustomDatasetType == MultiTurnFile {
+			bad("--user-context-prompt-length makes each synthetic session's context: not with --custom-dataset-type multi_turn yet")
+		}
 		if p.ConversationNum < 0 || p.ConversationNum > 10_000_000 {
 			bad("--conversation-num %d: want 1 to 10,000,000", p.ConversationNum)
 		}
+	}
+	switch {
+	case p.UserContextPromptLength < 0 || p.UserContextPromptLength > dataset.MaxInputLength:
+		bad("--user-context-prompt-length %d: want 0 to %d tokens", p.UserContextPromptLength, dataset.MaxInputLength)
+	case p.UserContextPromptLength > 0 && !p.MultiTurn():
+		bad("--user-context-prompt-length gives each session its own context: it needs sessions (--conversation-num, --num-users with --user-centric-rate)")
 	}
 	switch {
 	case p.PrefillConcurrency < 0:

@@ -686,6 +686,15 @@ func (it *Iter) next(keep bool) bool {
 			pr.ISL += b.p.SharedSystemPromptLength
 			pr.SystemISL = b.p.SharedSystemPromptLength
 		}
+		if n := b.p.UserContextPromptLength; n > 0 && g.turns != nil && it.turn == 0 {
+			// The session's own context, before its first turn (and so in
+			// its history): words from the session's own source.
+			pr.ISL += n
+			if keep {
+				ctx := b.tok.Words().Text(n, rand.New(rand.NewPCG(Root(g.wordsRoot, StreamUserContexts), uint64(it.sess))))
+				pr.Text = ctx + " " + pr.Text
+			}
+		}
 	case len(g.prompts) > 0:
 		pr = g.prompts[it.order(i)]
 	case g.index != nil:

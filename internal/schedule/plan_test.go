@@ -659,3 +659,36 @@ func TestSessions(t *testing.T) {
 		t.Fatalf("--request-count 5: %d entries", len(got))
 	}
 }
+
+// --user-context-prompt-length starts every session's first turn with a
+// context of its own (none shared between sessions), counted in its ISL.
+func TestUserContextPerSession(t *testing.T) {
+	t.Parallel()
+	p := profile()
+	p.ConversationNum, p.ConversationTurnMean, p.UserContextPromptLength, p.ISLStddev = 5, 2, 30, 0
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Build(p, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, e := range entries(t, pl.Profiling()) {
+		if e.Turn > 0 {
+			if e.ISL != 50 {
+				t.Fatalf("a later turn of %d tokens, want its own 50", e.ISL)
+			}
+			continue
+		}
+		words := strings.Fields(e.Prompt)
+		ctx := strings.Join(words[:30], " ")
+		if e.ISL != 80 || len(words) != 80 || seen[ctx] {
+			t.Fatalf("first turn: ISL %d, %d words, context seen before: %v", e.ISL, len(words), seen[ctx])
+		}
+		seen[ctx] = true
+	}
+	if len(seen) != 5 {
+		t.Fatalf("%d contexts for 5 sessions", len(seen))
+	}
+}
