@@ -956,3 +956,34 @@ func TestPrefillConcurrency(t *testing.T) {
 		t.Errorf("without the flag only %d were in prefill at once: the test shows nothing", free)
 	}
 }
+
+// AIPerf's user-centric quick start, scaled down: sessions with a shared
+// system prompt and per-user context, stopped by --benchmark-duration
+// rather than by running out: at 20 requests/s for 1 s, 20 turns are due
+// and none after.
+func TestUserCentricDuration(t *testing.T) {
+	_, url := startSim(t, 2*time.Millisecond, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--endpoint-type", "chat", "--streaming",
+		"--user-centric-rate", "20", "--num-users", "4", "--session-turns-mean", "3", "--shared-system-prompt-length", "50",
+		"--user-context-prompt-length", "100", "--synthetic-input-tokens-mean", "26", "--osl", "10", "--num-dataset-entries", "100",
+		"--benchmark-duration", "1", "--random-seed", "8", "--use-server-token-count", "--artifact-dir", dir)
+	r, err := result.Read(dir)
+	if res.code != 0 || err != nil {
+		t.Fatalf("exit %d, %v\n%s", res.code, err, res.stderr)
+	}
+	recs := readRecords(t, dir)
+	late := 0
+	for _, rec := range recs {
+		if rec.Due >= int64(time.Second) {
+			late++
+		}
+		if rec.ServerISL != rec.ISL {
+			t.Errorf("request %d: ISL %d, the server counted %d", rec.Index, rec.ISL, rec.ServerISL)
+		}
+	}
+	t.Logf("%d requests in 1 s at 20/s (counts %+v)", len(recs), r.Counts)
+	if late > 0 || len(recs) < 15 || len(recs) > 20 {
+		t.Errorf("%d requests, %d due after the duration: want 20 due in the second (at least 15 sent on a busy machine)", len(recs), late)
+	}
+}

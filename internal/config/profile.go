@@ -529,8 +529,6 @@ func (p *Profile) validateLoad() []error {
 			bad("--custom-dataset-type multi_turn takes its conversations and turns from the file: leave out --conversation-num and --conversation-turn-mean/-stddev")
 		case p.CustomDatasetType == MultiTurnFile && p.DatasetSampling != "" && p.DatasetSampling != SamplingSequential:
 			bad("--custom-dataset-type multi_turn runs its conversations in file order: --dataset-sampling-strategy %s is not supported with it yet", p.DatasetSampling)
-		case p.BenchmarkDuration > 0:
-			bad("multi-turn sessions with --benchmark-duration are not supported yet: give --conversation-num (and --request-count to stop sooner)")
 		case p.NumPrefixPrompts > 0:
 			bad("multi-turn sessions with --num-prefix-prompts are not supported yet")
 		}

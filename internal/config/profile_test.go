@@ -144,7 +144,7 @@ func TestMultiTurnRefusals(t *testing.T) {
 	}{
 		{func(p *Profile) { p.EndpointType = EndpointCompletions }, "need --endpoint-type chat"},
 		{func(p *Profile) { p.RequestRate = 3 }, "not with --request-rate"},
-		{func(p *Profile) { p.BenchmarkDuration = 10 }, "with --benchmark-duration are not supported yet"},
+		{func(p *Profile) { p.NumUsers = 3 }, "--user-centric-rate and --num-users go together"},
 		{func(p *Profile) { p.TurnDelayMean = math.Inf(1) }, "not a finite, non-negative number"},
 	} {
 		p := DefaultProfile

@@ -229,7 +229,7 @@ func (r *profileRun) execute(ctx context.Context) (*Result, error) {
 	}
 	runErr := g.runErr
 	received := sum.Counts.Requests + sum.Counts.Warmup
-	if runErr == nil && !interrupted && !anyCycle(plan) && received != g.total {
+	if runErr == nil && !interrupted && !durationBound(plan) && received != g.total {
 		runErr = fmt.Errorf("planned %d requests, received %d records", g.total, received)
 	}
 	if runErr != nil {
@@ -437,9 +437,12 @@ func writeArtifacts(dir string, run *result.Run, sum *metrics.Summary, startEnd 
 	return js, result.WriteFileAtomic(filepath.Join(dir, result.ExportCSV), c)
 }
 
-func anyCycle(plan *schedule.Plan) bool {
+// durationBound reports whether a phase ends at its duration rather than
+// when its entries run out, so that fewer records than entries is no
+// loss: a cycling pool, or multi-turn sessions with --benchmark-duration.
+func durationBound(plan *schedule.Plan) bool {
 	for _, ph := range plan.Phases {
-		if ph.Cycle {
+		if ph.Cycle || ph.Sessions && ph.DurationNs > 0 {
 			return true
 		}
 	}

@@ -466,8 +466,12 @@ func (g *gen) sessions(p *config.Profile, seed uint64) {
 		return
 	}
 	n := p.ConversationNum
-	if n == 0 {
-		n = p.RequestCount // (turns > 1 without a session count: one session per --request-count)
+	switch {
+	case n > 0:
+	case p.BenchmarkDuration > 0:
+		n = p.NumDatasetEntries // (AIPerf's dataset of conversations; the duration stops the run)
+	default:
+		n = p.RequestCount // (one session per --request-count; that many turns at most)
 	}
 	mean := max(p.ConversationTurnMean, 1)
 	total := 0
