@@ -148,7 +148,7 @@ func (p *Profile) Replays() bool {
 // timestamps unasked: mooncake_trace, bailian_trace or burst_gpt_trace.
 func (p *Profile) Trace() bool {
 	switch p.CustomDatasetType {
-	case MooncakeTrace, BailianTrace, BurstGPTTrace:
+	case MooncakeTrace, BailianTrace, BurstGPTTrace, BasetenTrace:
 		return true
 	}
 	return false
@@ -185,6 +185,7 @@ func (p *Profile) BlockSize() int {
 const (
 	MooncakeTrace = "mooncake_trace"
 	BailianTrace  = "bailian_trace" // Mooncake's fields with timestamps in seconds, 16-token blocks, chat_id/turn
+	BasetenTrace  = "baseten_trace" // Parquet rows: timestamp_start_unix_ms, prompt, input_tokens, output_tokens
 	BurstGPTTrace = "burst_gpt_trace"
 	SingleTurn    = "single_turn" // JSONL of AIPerf's single-turn fields, in file order
 	MultiTurnFile = "multi_turn"  // JSONL of conversations, {"session_id", "turns": [...]}
@@ -204,7 +205,7 @@ const (
 // aiperfDatasetTypes are AIPerf's other --custom-dataset-type values: a
 // user who gives one gets told it is AIPerf's and not supported here yet,
 // never that it is unknown.
-var aiperfDatasetTypes = []string{"baseten_trace", "weka_trace", "sharegpt", "inputs_json", "raw_payload"}
+var aiperfDatasetTypes = []string{"weka_trace", "sharegpt", "inputs_json", "raw_payload"}
 
 // Ceiling is the in-flight limit: the concurrency in a closed loop, in an
 // open loop only when --concurrency was given (0: none).
@@ -470,9 +471,9 @@ func (p *Profile) validateLoad() []error {
 			bad("--custom-dataset-type random_pool draws its lines at random: it has no schedule to replay (leave out --fixed-schedule)")
 		}
 	case slices.Contains(aiperfDatasetTypes, p.CustomDatasetType):
-		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
+		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
 	default:
-		bad("--custom-dataset-type %q: want single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace or burst_gpt_trace", p.CustomDatasetType)
+		bad("--custom-dataset-type %q: want single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace or baseten_trace", p.CustomDatasetType)
 	}
 	if p.CustomDatasetType != "" && p.InputFile == "" {
 		bad("--custom-dataset-type %s needs --input-file", p.CustomDatasetType)

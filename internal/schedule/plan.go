@@ -268,6 +268,10 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 			if g.index, err = dataset.IndexBailian(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads), blocks); err != nil {
 				return nil, "", err
 			}
+		} else if p.CustomDatasetType == config.BasetenTrace {
+			if g.index, err = dataset.IndexBaseten(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads)); err != nil {
+				return nil, "", err
+			}
 		} else if p.CustomDatasetType == config.BurstGPTTrace {
 			if g.index, err = dataset.IndexBurstGPT(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads)); err != nil {
 				return nil, "", err
@@ -379,7 +383,9 @@ func fixedSchedule(p *config.Profile, x *dataset.Index) ([]int, []float64, error
 	// a request stamped at the offset is sent at once, not that long after
 	// the start), or at the first timestamp with auto-offset.
 	base := float64(p.FixedScheduleStartOffset)
-	if p.FixedScheduleAutoOffset && len(sel) > 0 {
+	// (A Baseten trace's timestamps are Unix ms: its replay always starts
+	// at its first.)
+	if (p.FixedScheduleAutoOffset || p.CustomDatasetType == config.BasetenTrace) && len(sel) > 0 {
 		base = sel[0].t
 	}
 	speedup := p.SynthesisSpeedupRatio

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
@@ -690,5 +692,42 @@ func TestUserContextPerSession(t *testing.T) {
 	}
 	if len(seen) != 5 {
 		t.Fatalf("%d contexts for 5 sessions", len(seen))
+	}
+}
+
+// A Baseten Parquet trace is replayed on its Unix-ms timestamps from its
+// first, each row's literal prompt with output_tokens as max tokens.
+func TestBasetenReplay(t *testing.T) {
+	t.Parallel()
+	type row struct {
+		Timestamp    int64  `parquet:"timestamp_start_unix_ms"`
+		Prompt       string `parquet:"prompt"`
+		InputTokens  int64  `parquet:"input_tokens"`
+		OutputTokens int64  `parquet:"output_tokens"`
+	}
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[row](&buf)
+	w.Write([]row{{1_760_000_000_000, "a first prompt", 3, 5}, {1_760_000_000_250, "the second", 2, 7}, {1_760_000_001_000, "third", 1, 9}})
+	w.Close()
+	f := filepath.Join(t.TempDir(), "trace.parquet")
+	os.WriteFile(f, buf.Bytes(), 0o644)
+	p := profile()
+	p.InputFile, p.CustomDatasetType, p.SynthesisSpeedupRatio = f, config.BasetenTrace, 2
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Build(p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := entries(t, pl.Profiling())
+	wantDue := []time.Duration{0, 125 * time.Millisecond, 500 * time.Millisecond}
+	for i, e := range es {
+		if time.Duration(e.DueNs) != wantDue[i] || e.MaxTokens != []int{5, 7, 9}[i] {
+			t.Errorf("row %d: due %s, max_tokens %d", i+1, time.Duration(e.DueNs), e.MaxTokens)
+		}
+	}
+	if len(es) != 3 || !strings.Contains(string(es[0].Body), "a first prompt") {
+		t.Fatalf("%d entries: %s", len(es), es[0].Body)
 	}
 }
