@@ -50,8 +50,10 @@ type Client struct {
 	// --tokenizer; nil, the builtin.
 	Tok *tokenizer.Tokenizer
 	// KeepOutput keeps each response's text in its record (Output), for a
-	// multi-turn session's history.
+	// multi-turn session's history (and counts it at once).
 	KeepOutput bool
+	// CountLater leaves a response's OSL for CountOSL, keeping its text.
+	CountLater bool
 
 	fastOnce sync.Once
 	fast     *fastConf
@@ -358,13 +360,10 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 // latency must not pass for a fast answer.
 func (c *Client) endStream(rec *record.Record, st *streamState, end int64) {
 	rec.End = end
-	rec.OSL = c.Tokenizer().Count(string(st.text))
-	if c.KeepOutput {
-		rec.Output = string(st.text)
-	}
+	c.output(rec, string(st.text))
 	switch {
 	case !st.done && !st.finished && !hasFinish(st.tail[:st.tailN]):
-		rec.ErrKind, rec.ErrMsg = record.ErrStreamCut, fmt.Sprintf("the stream ended after %d tokens with neither [DONE] nor a finish_reason", rec.OSL)
+		rec.ErrKind, rec.ErrMsg = record.ErrStreamCut, fmt.Sprintf("the stream ended after %d chunks with neither [DONE] nor a finish_reason", len(rec.Chunks))
 	case len(st.text) == 0:
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "stream ended with no content"
 	}
@@ -408,13 +407,37 @@ func (c *Client) parseWhole(b []byte, rec *record.Record) {
 	if r.Usage != nil {
 		rec.ServerISL, rec.ServerOSL = r.Usage.PromptTokens, r.Usage.CompletionTokens
 	}
-	rec.OSL = c.Tokenizer().Count(r.Content)
-	if c.KeepOutput {
-		rec.Output = r.Content
-	}
+	c.output(rec, r.Content)
 	if r.Content == "" {
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "response had no content"
 	}
+}
+
+// output takes a response's text into rec: its OSL counted now, or, with
+// CountLater, the text kept for the record's owner to count (CountOSL) off
+// the request's goroutine, so that a closed loop's next send never waits
+// on a tokenizer.
+func (c *Client) output(rec *record.Record, text string) {
+	if c.KeepOutput || c.CountLater {
+		rec.Output = text
+	}
+	if c.CountLater && !c.KeepOutput {
+		rec.OSLPending = true
+		return
+	}
+	rec.OSL = c.Tokenizer().Count(text)
+}
+
+// CountOSL counts a record's output that CountLater left for later, and
+// lets its text go.
+func CountOSL(rec *record.Record, tok *tokenizer.Tokenizer) {
+	if !rec.OSLPending {
+		return
+	}
+	if tok == nil {
+		tok = tokenizer.Builtin()
+	}
+	rec.OSL, rec.Output, rec.OSLPending = tok.Count(rec.Output), "", false
 }
 
 // Tokenizer is Tok, or the builtin when Tok is nil.

@@ -46,14 +46,16 @@ type Record struct {
 	OSL       int  `json:"osl"` // the client's count of the text received
 	// Output is the text received, kept only when the client is asked to
 	// (a multi-turn session threads it into the next turn); not written.
-	Output    string `json:"-"`
-	MaxTokens int    `json:"max_tokens,omitempty"`
-	ServerISL int    `json:"server_isl,omitempty"` // from the server's usage, when it sent one
-	ServerOSL int    `json:"server_osl,omitempty"`
-	Retried   bool   `json:"conn_retried,omitempty"` // resent once on a fresh connection after the server closed a kept-alive one
-	Status    int    `json:"status,omitempty"`
-	ErrKind   string `json:"error_kind,omitempty"`
-	ErrMsg    string `json:"error,omitempty"`
+	Output string `json:"-"`
+	// OSLPending: OSL is still to be counted from Output (client.CountOSL).
+	OSLPending bool   `json:"-"`
+	MaxTokens  int    `json:"max_tokens,omitempty"`
+	ServerISL  int    `json:"server_isl,omitempty"` // from the server's usage, when it sent one
+	ServerOSL  int    `json:"server_osl,omitempty"`
+	Retried    bool   `json:"conn_retried,omitempty"` // resent once on a fresh connection after the server closed a kept-alive one
+	Status     int    `json:"status,omitempty"`
+	ErrKind    string `json:"error_kind,omitempty"`
+	ErrMsg     string `json:"error,omitempty"`
 	// CancelCause says who cancelled a cancelled request: "planned"
 	// (--request-cancellation-rate), "grace" (still running when the
 	// grace period after --benchmark-duration ran out), "stop" (Ctrl-C,

@@ -358,6 +358,9 @@ func (r *phaseRun) sessionLoop() {
 						if now := time.Now(); now.After(lastSent) {
 							lastSent = now
 						}
+						if d := r.ph.DurationNs; d > 0 && !lastSent.Before(r.start.Add(time.Duration(d))) {
+							return // (due at or past the duration: not sent, as an open loop's)
+						}
 						if !preciseSleepUntil(r.sends, lastSent) {
 							return
 						}

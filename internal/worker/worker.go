@@ -273,8 +273,10 @@ func (w *worker) phases(ctx context.Context, shard *wire.ShardSpec, kind endpoin
 			Clock:     func() int64 { return int64(time.Since(start)) },
 			Loop:      tr.loop,
 			Tok:       w.tok,
-			// A multi-turn session threads each answer into its next turn.
+			// A multi-turn session threads each answer into its next turn;
+			// otherwise the output is counted by the sender, off the slots.
 			KeepOutput: shard.Phases[k].Sessions,
+			CountLater: true,
 		}
 		w.runPhase(runCtx, c, &shard.Phases[k], w.sources[k], start)
 		all, kernel := c.NetHTTPRequests()
@@ -361,6 +363,9 @@ func (w *worker) flush() {
 	recs := w.pending
 	w.pending = nil
 	w.recMu.Unlock()
+	for i := range recs {
+		client.CountOSL(&recs[i], w.tok)
+	}
 	if sent := w.sent.Load(); len(recs) == 0 && sent != w.reported {
 		// No records, but requests went out: say so, so that the
 		// controller knows what was in flight should this process die.
