@@ -181,15 +181,37 @@ func IndexBailian(path string, tok *tokenizer.Tokenizer, words uint64, blocks Bl
 
 // indexJSONL is IndexFile with timestamps multiplied by msPer to make ms.
 func indexJSONL(path string, tok *tokenizer.Tokenizer, words uint64, blocks Blocks, msPer float64) (*Index, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--input-file: %w", err)
-	}
-	defer f.Close()
 	x := &Index{Path: path, tok: orBuiltin(tok), blocks: blocks, words: words, msPer: msPer}
+	digest, err := eachLine(path, func(line []byte, n int, off int64, size int) error {
+		m, _, perr := x.parse(line, n)
+		m.Off, m.Len = off, int32(size)
+		x.Lines = append(x.Lines, m)
+		return perr
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(x.Lines) == 0 {
+		return nil, fmt.Errorf("%s: no prompts", path)
+	}
+	x.Digest = digest
+	return x, nil
+}
+
+// eachLine reads a JSONL file as a stream, calling f with each non-blank
+// line (trimmed), its number, and the offset and size of the line as it
+// lies in the file, and returns the file's sha256, taken in the same pass.
+// Every line's problem is gathered and returned at once (up to
+// maxProblems), not the first alone.
+func eachLine(path string, f func(line []byte, n int, off int64, size int) error) (string, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("--input-file: %w", err)
+	}
+	defer fh.Close()
 	var problems []error
 	sum := sha256.New()
-	r := bufio.NewReaderSize(io.TeeReader(f, sum), 1<<20)
+	r := bufio.NewReaderSize(io.TeeReader(fh, sum), 1<<20)
 	var off int64
 	for n := 1; ; n++ {
 		raw, err := r.ReadSlice('\n')
@@ -201,24 +223,19 @@ func indexJSONL(path string, tok *tokenizer.Tokenizer, words uint64, blocks Bloc
 				long = append(long, raw...)
 			}
 			if len(long) > 64<<20 {
-				return nil, fmt.Errorf("%s:%d: a line longer than 64 MiB", path, n)
+				return "", fmt.Errorf("%s:%d: a line longer than 64 MiB", path, n)
 			}
 			raw = long
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return "", fmt.Errorf("%s: %w", path, err)
 		}
-		line := bytes.TrimSpace(raw)
-		if len(line) > 0 {
-			m, _, perr := x.parse(line, n)
-			if perr != nil {
-				// Every problem at once (up to maxProblems), not the first.
+		if line := bytes.TrimSpace(raw); len(line) > 0 {
+			if perr := f(line, n, off, len(raw)); perr != nil {
 				if problems = append(problems, perr); len(problems) == maxProblems {
-					return nil, fmt.Errorf("%w\n(stopped after %d problems)", errors.Join(problems...), maxProblems)
+					return "", fmt.Errorf("%w\n(stopped after %d problems)", errors.Join(problems...), maxProblems)
 				}
 			}
-			m.Off, m.Len = off, int32(len(raw))
-			x.Lines = append(x.Lines, m)
 		}
 		off += int64(len(raw))
 		if err != nil { // EOF
@@ -226,13 +243,9 @@ func indexJSONL(path string, tok *tokenizer.Tokenizer, words uint64, blocks Bloc
 		}
 	}
 	if len(problems) > 0 {
-		return nil, errors.Join(problems...)
+		return "", errors.Join(problems...)
 	}
-	if len(x.Lines) == 0 {
-		return nil, fmt.Errorf("%s: no prompts", path)
-	}
-	x.Digest = hex.EncodeToString(sum.Sum(nil))
-	return x, nil
+	return hex.EncodeToString(sum.Sum(nil)), nil
 }
 
 // maxProblems is how many bad lines IndexFile lists before it stops.

@@ -1,16 +1,12 @@
 package dataset
 
 import (
-	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
@@ -59,43 +55,15 @@ type roleOf struct {
 // IndexSessions reads a multi_turn file. Errors name the file, the line
 // and the turn; every problem is listed at once (up to 20).
 func IndexSessions(path string, tok *tokenizer.Tokenizer) (*Sessions, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--input-file: %w", err)
-	}
-	defer f.Close()
 	x := &Sessions{Path: path, tok: orBuiltin(tok)}
-	sum := sha256.New()
-	r := bufio.NewReaderSize(io.TeeReader(f, sum), 1<<20)
-	var problems []error
-	var off int64
-	for n := 1; ; n++ {
-		raw, err := r.ReadBytes('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if len(raw) > 64<<20 {
-			return nil, fmt.Errorf("%s:%d: a line longer than 64 MiB", path, n)
-		}
-		if line := bytes.TrimSpace(raw); len(line) > 0 {
-			if perr := x.add(line, n, off, len(raw)); perr != nil {
-				if problems = append(problems, perr); len(problems) == maxProblems {
-					return nil, fmt.Errorf("%w\n(stopped after %d problems)", errors.Join(problems...), maxProblems)
-				}
-			}
-		}
-		off += int64(len(raw))
-		if err != nil { // EOF
-			break
-		}
-	}
-	if len(problems) > 0 {
-		return nil, errors.Join(problems...)
+	digest, err := eachLine(path, x.add)
+	if err != nil {
+		return nil, err
 	}
 	if len(x.Lines) == 0 {
 		return nil, fmt.Errorf("%s: no conversations", path)
 	}
-	x.Digest = hex.EncodeToString(sum.Sum(nil))
+	x.Digest = digest
 	return x, nil
 }
 

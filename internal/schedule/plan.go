@@ -456,18 +456,23 @@ func (g *gen) shapes(p *config.Profile, seed uint64) {
 // source), stopping at --request-count turns when it was given.
 func (g *gen) sessions(p *config.Profile, seed uint64) {
 	g.delays = Root(seed, StreamTurnDelays)
+	total := 0
+	take := func(k int) bool { // (false: --request-count reached)
+		if p.RequestCountSet && total+k > p.RequestCount {
+			k = p.RequestCount - total
+		}
+		if k <= 0 {
+			return false
+		}
+		g.turns = append(g.turns, k)
+		total += k
+		return true
+	}
 	if g.convs != nil { // a multi_turn file's, in file order
-		total := 0
 		for _, l := range g.convs.Lines {
-			k := int(l.Count)
-			if p.RequestCountSet && total+k > p.RequestCount {
-				k = p.RequestCount - total
-			}
-			if k <= 0 {
+			if !take(int(l.Count)) {
 				break
 			}
-			g.turns = append(g.turns, k)
-			total += k
 		}
 		return
 	}
@@ -480,21 +485,14 @@ func (g *gen) sessions(p *config.Profile, seed uint64) {
 		n = p.RequestCount // (one session per --request-count; that many turns at most)
 	}
 	mean := max(p.ConversationTurnMean, 1)
-	total := 0
 	for s := 0; s < n; s++ {
 		k := int(math.Round(mean))
 		if p.ConversationTurnStddev > 0 {
 			k = int(math.Round(mean + p.ConversationTurnStddev*rand.New(Source(seed, StreamTurns, uint64(s))).NormFloat64()))
 		}
-		k = max(k, 1)
-		if p.RequestCountSet && total+k > p.RequestCount {
-			k = p.RequestCount - total
-		}
-		if k <= 0 {
+		if !take(max(k, 1)) {
 			break
 		}
-		g.turns = append(g.turns, k)
-		total += k
 	}
 }
 
