@@ -36,45 +36,29 @@ var basetenColumns = []string{"timestamp_start_unix_ms", "prompt", "input_tokens
 // prompt is read back by its line when its request is built. A row is
 // sent as it was recorded: its prompt, counted in tok's tokens, with
 // output_tokens as max tokens, at its timestamp.
-func IndexBaseten(path string, tok *tokenizer.Tokenizer, words uint64) (x *Index, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--input-file: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("--input-file: %w", err)
-	}
-	sum := sha256.New()
-	if _, err := io.Copy(sum, f); err != nil {
-		return nil, fmt.Errorf("--input-file: %w", err)
-	}
-	digest := hex.EncodeToString(sum.Sum(nil))
-	jsonl := filepath.Join(os.TempDir(), "aiperf-action-baseten-"+digest[:32]+".jsonl")
-	if _, err := os.Stat(jsonl); err != nil {
-		if err := basetenToJSONL(f, st.Size(), path, jsonl); err != nil {
-			return nil, err
-		}
-	}
-	x, err = IndexFile(jsonl, tok, words, Blocks{})
-	if err != nil {
-		return nil, fmt.Errorf("%s (as %s): %w", path, jsonl, err)
-	}
-	x.Digest = digest
-	return x, nil
+func IndexBaseten(path string, tok *tokenizer.Tokenizer, words uint64) (*Index, error) {
+	return derivedIndex(path, "baseten", "", tok, words, func(w io.Writer) error { return basetenToJSONL(path, w) })
 }
 
 // basetenToJSONL writes the trace's rows as JSONL lines of text,
-// output_length and timestamp, through a temporary file and a rename.
-func basetenToJSONL(f *os.File, size int64, path, out string) (err error) {
+// output_length and timestamp.
+func basetenToJSONL(path string, out io.Writer) (err error) {
 	defer func() {
 		// (The Parquet library panics on some malformed files.)
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%s: not a readable Parquet file: %v", path, r)
 		}
 	}()
-	pf, err := parquet.OpenFile(f, size)
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("--input-file: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("--input-file: %w", err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {
 		return fmt.Errorf("%s: not a Parquet file: %v", path, err)
 	}
@@ -87,13 +71,6 @@ func basetenToJSONL(f *os.File, size int64, path, out string) (err error) {
 	if len(missing) > 0 {
 		return fmt.Errorf("%s: a Baseten trace has the columns %q; this one lacks %q", path, basetenColumns, missing)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), filepath.Base(out)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // (gone by then when renamed)
-	defer tmp.Close()
-	w := bufio.NewWriterSize(tmp, 1<<20)
 	r := parquet.NewGenericReader[basetenRow](pf)
 	defer r.Close()
 	rows := make([]basetenRow, 256)
@@ -109,13 +86,10 @@ func basetenToJSONL(f *os.File, size int64, path, out string) (err error) {
 				}
 				continue
 			}
-			b, _ := json.Marshal(struct {
-				Text         string `json:"text"`
-				OutputLength int64  `json:"output_length"`
-				Timestamp    int64  `json:"timestamp"`
-			}{row.Prompt, row.OutputTokens, row.Timestamp})
-			w.Write(b)
-			w.WriteByte('\n')
+			ts := row.Timestamp
+			if err := writeLine(out, row.Prompt, int(row.OutputTokens), &ts); err != nil {
+				return err
+			}
 		}
 		if errors.Is(rerr, io.EOF) {
 			break
@@ -124,14 +98,68 @@ func basetenToJSONL(f *os.File, size int64, path, out string) (err error) {
 			return fmt.Errorf("%s: row %d: %v", path, n+1, rerr)
 		}
 	}
-	if len(problems) > 0 {
-		return errors.Join(problems...)
+	return errors.Join(problems...)
+}
+
+// writeLine writes one input-file line: text, output_length and, when
+// given, a timestamp in ms.
+func writeLine(w io.Writer, text string, outputLength int, timestampMs *int64) error {
+	b, err := json.Marshal(struct {
+		Text         string `json:"text"`
+		OutputLength int    `json:"output_length"`
+		Timestamp    *int64 `json:"timestamp,omitempty"`
+	}{text, outputLength, timestampMs})
+	if err != nil {
+		return err
 	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("%s: write %s: %w", path, tmp.Name(), err)
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// derivedIndex indexes a file of another format through the JSONL that
+// write makes of it: once per (file, key) on this machine, in the
+// temporary folder, named by the file's sha256 and key (so every plan
+// and worker here shares one), written through a temporary file and a
+// rename. The index's Digest is the source file's.
+func derivedIndex(path, kind, key string, tok *tokenizer.Tokenizer, words uint64, write func(io.Writer) error) (*Index, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--input-file: %w", err)
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("%s: write %s: %w", path, tmp.Name(), err)
+	sum := sha256.New()
+	_, err = io.Copy(sum, f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("--input-file: %w", err)
 	}
-	return os.Rename(tmp.Name(), out)
+	digest := hex.EncodeToString(sum.Sum(nil))
+	name := sha256.Sum256([]byte(digest + "\x00" + key))
+	jsonl := filepath.Join(os.TempDir(), "aiperf-action-"+kind+"-"+hex.EncodeToString(name[:16])+".jsonl")
+	if _, err := os.Stat(jsonl); err != nil {
+		tmp, err := os.CreateTemp(filepath.Dir(jsonl), filepath.Base(jsonl)+".*.tmp")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		defer os.Remove(tmp.Name()) // (gone by then when renamed)
+		bw := bufio.NewWriterSize(tmp, 1<<20)
+		werr := write(bw)
+		if werr == nil {
+			werr = bw.Flush()
+		}
+		if cerr := tmp.Close(); werr == nil && cerr != nil {
+			werr = fmt.Errorf("%s: write %s: %w", path, tmp.Name(), cerr)
+		}
+		if werr != nil {
+			return nil, werr
+		}
+		if err := os.Rename(tmp.Name(), jsonl); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	x, err := IndexFile(jsonl, tok, words, Blocks{})
+	if err != nil {
+		return nil, fmt.Errorf("%s (as %s): %w", path, jsonl, err)
+	}
+	x.Digest = digest
+	return x, nil
 }

@@ -29,27 +29,48 @@ type shareGPTConversation struct {
 }
 
 // FromShareGPT reads a ShareGPT JSON file (an array of conversations) as a
-// stream, one record at a time, so memory stays flat however large the
-// file: the first human/gpt pair of each conversation becomes a prompt
-// whose max tokens is the answer's length, kept by vLLM's filter. Lengths
-// are tok's (nil: the builtin tokenizer). Errors name the file and the
-// record.
+// stream, one record at a time: the first human/gpt pair of each
+// conversation becomes a prompt whose max tokens is the answer's length,
+// kept by vLLM's filter. Lengths are tok's (nil: the builtin tokenizer).
+// Errors name the file and the record. (A plan reads it through
+// IndexShareGPT, which keeps none of it in memory.)
 func FromShareGPT(path string, tok *tokenizer.Tokenizer) ([]Prompt, error) {
+	var out []Prompt
+	err := readShareGPT(path, tok, func(p Prompt) error { out = append(out, p); return nil })
+	return out, err
+}
+
+// IndexShareGPT indexes a ShareGPT file with memory flat however large it
+// is: the prompts FromShareGPT would return go, as read, into a JSONL
+// file of the tool's own in the temporary folder (named by the file's
+// sha256 and the tokenizer's, which the filter depends on), indexed like
+// any input file, so a prompt is read back by its line when its request
+// is built.
+func IndexShareGPT(path string, tok *tokenizer.Tokenizer, words uint64) (*Index, error) {
+	tok = orBuiltin(tok)
+	return derivedIndex(path, "sharegpt", tok.Digest(), tok, words, func(w io.Writer) error {
+		return readShareGPT(path, tok, func(p Prompt) error {
+			return writeLine(w, p.Text, p.MaxTokens, nil)
+		})
+	})
+}
+
+func readShareGPT(path string, tok *tokenizer.Tokenizer, each func(Prompt) error) error {
 	tok = orBuiltin(tok)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("--input-file: %w", err)
+		return fmt.Errorf("--input-file: %w", err)
 	}
 	defer f.Close()
 	dec := json.NewDecoder(f)
 	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-		return nil, fmt.Errorf("%s: not a ShareGPT file: want a JSON array of conversations", path)
+		return fmt.Errorf("%s: not a ShareGPT file: want a JSON array of conversations", path)
 	}
-	var out []Prompt
+	kept := 0
 	for i := 0; dec.More(); i++ {
 		var c shareGPTConversation
 		if err := dec.Decode(&c); err != nil {
-			return nil, fmt.Errorf("%s: record %d: %v", path, i, err)
+			return fmt.Errorf("%s: record %d: %v", path, i, err)
 		}
 		if len(c.Conversations) < 2 {
 			continue
@@ -62,14 +83,17 @@ func FromShareGPT(path string, tok *tokenizer.Tokenizer) ([]Prompt, error) {
 		if in < ShareGPTMinTokens || outLen < ShareGPTMinTokens || in > ShareGPTMaxPrompt || in+outLen > ShareGPTMaxTotal {
 			continue
 		}
-		out = append(out, Prompt{Text: q.Value, ISL: in, MaxTokens: outLen})
+		if err := each(Prompt{Text: q.Value, ISL: in, MaxTokens: outLen}); err != nil {
+			return err
+		}
+		kept++
 	}
 	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: after the last record: %v", path, err)
+		return fmt.Errorf("%s: after the last record: %v", path, err)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no conversation passes the filter (a human then a gpt turn, %d to %d prompt tokens, at most %d in all)",
+	if kept == 0 {
+		return fmt.Errorf("%s: no conversation passes the filter (a human then a gpt turn, %d to %d prompt tokens, at most %d in all)",
 			path, ShareGPTMinTokens, ShareGPTMaxPrompt, ShareGPTMaxTotal)
 	}
-	return out, nil
+	return nil
 }

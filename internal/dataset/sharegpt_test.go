@@ -147,3 +147,34 @@ func FuzzBurstGPT(f *testing.F) {
 		}
 	})
 }
+
+// IndexShareGPT reads back exactly the prompts FromShareGPT keeps, with
+// the file's sha256 as its digest, holding none of them in memory.
+func TestIndexShareGPT(t *testing.T) {
+	t.Parallel()
+	p := shareGPTFile(t,
+		[]string{"what is the capital of france", "the capital of france is paris"},
+		[]string{"hi", "hello there how are you"},
+		[]string{"tell me a very short story please", strings.Repeat("once ", 20)},
+	)
+	want, err := FromShareGPT(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := IndexShareGPT(p, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	if fmt.Sprintf("%x", sha256.Sum256(b)) != x.Digest || len(x.Lines) != len(want) {
+		t.Fatalf("digest %s, %d lines for %d prompts", x.Digest, len(x.Lines), len(want))
+	}
+	f, _ := os.Open(x.Path)
+	defer f.Close()
+	for j, w := range want {
+		text, err := x.Text(j, f)
+		if m := x.Lines[j]; err != nil || text != w.Text || int(m.ISL) != w.ISL || int(m.MaxTokens) != w.MaxTokens {
+			t.Errorf("prompt %d: %q %+v, want %+v", j, text, m, w)
+		}
+	}
+}

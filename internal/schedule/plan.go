@@ -261,7 +261,7 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 				return nil, "", err
 			}
 		} else if p.PublicDataset == config.ShareGPT {
-			if g.prompts, err = dataset.FromShareGPT(p.InputFile, b.tok); err != nil {
+			if g.index, err = dataset.IndexShareGPT(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads)); err != nil {
 				return nil, "", err
 			}
 		} else if p.CustomDatasetType == config.BailianTrace {
@@ -410,10 +410,9 @@ type gen struct {
 	ids                    uint64 // root of the id stream
 	lengthsRoot, wordsRoot uint64 // roots of a synthetic prompt stream
 	synthetic              bool
-	prompts                []dataset.Prompt // ShareGPT's prompts (cycled)
-	index                  *dataset.Index   // an input file's lines, read back as their requests are built
-	lines                  []int            // a fixed schedule's lines of index, in order (nil: every line)
-	sampling               string           // how a file's prompts are taken: sequential, shuffle or random
+	index                  *dataset.Index // an input file's lines, read back as their requests are built
+	lines                  []int          // a fixed schedule's lines of index, in order (nil: every line)
+	sampling               string         // how a file's prompts are taken: sequential, shuffle or random
 	samplingRoot           uint64
 	prefixes               []string          // synthetic prompts: the pool one of which starts each (--num-prefix-prompts)
 	prefixPicks            uint64            // root of which prefix request i takes
@@ -703,8 +702,6 @@ func (it *Iter) next(keep bool) bool {
 				pr.Text = ctx + " " + pr.Text
 			}
 		}
-	case len(g.prompts) > 0:
-		pr = g.prompts[it.order(i)]
 	case g.index != nil:
 		j := it.order(i)
 		if g.lines != nil {
@@ -866,10 +863,8 @@ func (r *RoundRobin) Next() int {
 // (sequential, the default), each pass over the file in its own seeded
 // order (shuffle), or drawn with replacement (random).
 func (it *Iter) order(i int) int {
-	g, n := it.ph.gen, len(it.ph.gen.prompts)
-	if g.index != nil {
-		n = len(g.index.Lines)
-	}
+	g := it.ph.gen
+	n := len(g.index.Lines)
 	switch g.sampling {
 	case config.SamplingRandom:
 		return rand.New(rand.NewPCG(g.samplingRoot, uint64(i))).IntN(n)
