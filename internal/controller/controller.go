@@ -224,7 +224,8 @@ func (r *run) startPhase(k int) {
 func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 	phases := len(shards[0].Phases)
 	ph := phaseHello
-	deadline := time.Now().Add(wire.HandshakeLimit)
+	limit := wire.HandshakeFor(shards[0])
+	deadline := time.Now().Add(limit)
 	hb := time.NewTicker(wire.HeartbeatEvery)
 	defer hb.Stop()
 	var stopDeadline time.Time
@@ -246,7 +247,7 @@ func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 		}
 		now := time.Now()
 		if ph < phaseRunning && now.After(deadline) {
-			stop(fmt.Sprintf("workers did not finish the handshake within %s: %s", wire.HandshakeLimit, r.describeHandshake(ph)))
+			stop(fmt.Sprintf("workers did not finish the handshake within %s: %s", limit, r.describeHandshake(ph)))
 			return r.err()
 		}
 		if r.out.Stopped && !stopDeadline.IsZero() && now.After(stopDeadline) {

@@ -2,7 +2,10 @@ package tokenizer
 
 import (
 	"os"
+	"slices"
 	"testing"
+
+	"github.com/dlclark/regexp2/v2"
 )
 
 // Whatever the text, encoding neither panics nor disagrees with Count,
@@ -46,5 +49,59 @@ func FuzzTokenizerJSON(f *testing.F) {
 			return
 		}
 		h.count("Hello, world! 123 <|im_start|>")
+	})
+}
+
+// The hand-written ASCII splitters cut every ASCII text into exactly the
+// pieces the regular expression engine does, for each pattern they follow.
+func FuzzSplitASCII(f *testing.F) {
+	for _, s := range []string{"Hello, world!", "I'm HELLOworld's 12345 x\t\t \n \n1", "'S'LL'd 'x", " !!\n/ab /\r\n", "a  \n  b   ", "   ", "\n", "A1b2C3", "foo.bar/baz?x=1&y=2", "ALLCAPS lowercase MixedCase camelCase"} {
+		f.Add(s)
+	}
+	engines := map[splitKind]*regexp2.Regexp{}
+	for kind, pat := range map[splitKind]string{splitO200k: o200kSplit, splitCL100k: cl100kSplit, splitQwen: qwenSplit} {
+		engines[kind] = regexp2.MustCompile(alternativesGrouped(pat), regexp2.None)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := []byte(s)
+		for i := range b {
+			b[i] &= 0x7f // (ASCII only: the splitters' domain)
+		}
+		s = string(b)
+		for kind, re := range engines {
+			var want, got []string
+			m, _ := re.FindStringMatch(s)
+			for m != nil {
+				want = append(want, m.String())
+				m, _ = re.FindNextMatch(m)
+			}
+			splitASCII(s, kind, func(p string) { got = append(got, p) })
+			if !slices.Equal(got, want) {
+				t.Fatalf("kind %d on %q:\n got %q\nwant %q", kind, s, got, want)
+			}
+		}
+	})
+}
+
+// Cutting a text where a piece always ends, and splitting its ASCII
+// stretches by hand, gives exactly the engine's pieces of the whole text,
+// whatever the text (any Unicode, spaces of every kind, invalid UTF-8).
+func FuzzSplitMixed(f *testing.F) {
+	for _, s := range []string{"Hello 世界 and 123 more", "naïve café résumé, ok", "emoji 😀 x 👍🏽 y", "a\u00a0 b\u3000 c", "中文 文本 text", "x \u0301 y", "\xff\xfe bad utf-8 \xe2\x82 ok"} {
+		f.Add(s)
+	}
+	engines := map[splitKind]*regexp2.Regexp{}
+	for kind, pat := range map[splitKind]string{splitO200k: o200kSplit, splitCL100k: cl100kSplit, splitQwen: qwenSplit} {
+		engines[kind] = regexp2.MustCompile(alternativesGrouped(pat), regexp2.None)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for kind, re := range engines {
+			var want, got []string
+			engineSplit(re, s, func(p string) { want = append(want, p) })
+			err := splitMixed(s, kind, func(u string, y func(string)) error { return engineSplit(re, u, y) }, func(p string) { got = append(got, p) })
+			if err != nil || !slices.Equal(got, want) {
+				t.Fatalf("kind %d on %q (%v):\n got %q\nwant %q", kind, s, err, got, want)
+			}
+		}
 	})
 }

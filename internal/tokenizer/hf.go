@@ -263,7 +263,18 @@ func preTokenizer(raw json.RawMessage, byteLevel *bool) ([]preStep, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pre_tokenizer Split: pattern %q: %v", pat, err)
 		}
-		return []preStep{splitStep(re, s.Behavior)}, nil
+		step := splitStep(re, s.Behavior)
+		if kind := fastSplitFor(pat); kind != splitNone && s.Behavior == "Isolated" {
+			// (A pattern the hand-written splitter follows: it takes ASCII
+			// pieces, the engine the rest.)
+			step = func(t string) []string {
+				var out []string
+				splitMixed(t, kind, func(u string, yield func(string)) error { return engineSplit(re, u, yield) },
+					func(p string) { out = append(out, p) })
+				return out
+			}
+		}
+		return []preStep{step}, nil
 	case "Digits":
 		var d struct {
 			IndividualDigits bool `json:"individual_digits"`

@@ -21,6 +21,7 @@ import (
 // pattern in a group avoids; see alternativesGrouped).
 type tiktoken struct {
 	split *regexp2.Regexp
+	fast  splitKind // the hand-written splitter for ASCII text
 	ranks map[string]int
 	cache *pieceCache
 }
@@ -48,22 +49,36 @@ func newTiktoken(name string) (*tiktoken, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
-	t.split = re
+	t.split, t.fast = re, fastSplitFor(pat)
 	return t, nil
 }
 
 func (t *tiktoken) encode(s string, yield func(int)) error {
-	m, err := t.split.FindStringMatch(s)
-	for m != nil && err == nil {
-		piece := m.String()
-		if id, ok := t.ranks[piece]; ok {
+	piece := func(p string) {
+		if id, ok := t.ranks[p]; ok {
 			yield(id)
-		} else {
-			for _, id := range t.cache.get(piece, t.merge) {
-				yield(id)
-			}
+			return
 		}
-		m, err = t.split.FindNextMatch(m)
+		for _, id := range t.cache.get(p, t.merge) {
+			yield(id)
+		}
+	}
+	if t.fast != splitNone {
+		return splitMixed(s, t.fast, t.engine, piece)
+	}
+	return t.engine(s, piece)
+}
+
+// engine splits s with the regular expression.
+func (t *tiktoken) engine(s string, yield func(string)) error {
+	return engineSplit(t.split, s, yield)
+}
+
+func engineSplit(re *regexp2.Regexp, s string, yield func(string)) error {
+	m, err := re.FindStringMatch(s)
+	for m != nil && err == nil {
+		yield(m.String())
+		m, err = re.FindNextMatch(m)
 	}
 	return err
 }

@@ -21,6 +21,7 @@
 package wire
 
 import (
+	"os"
 	"strconv"
 	"time"
 
@@ -55,6 +56,23 @@ const (
 	BatchEvery       = 20 * time.Millisecond
 	BatchMax         = 64
 )
+
+// HandshakeFor is the handshake's limit for shard: HandshakeLimit, and a
+// second more for every 5 MB of its --input-file, which each worker reads
+// and indexes (tokens counted) before it is READY: a 1 GB file of English
+// text took ~20 s to index on a 2-core machine with its other worker
+// indexing beside it, so the limit stays well clear of it while a worker
+// that truly hangs is still caught.
+func HandshakeFor(shard *ShardSpec) time.Duration {
+	if shard == nil || shard.Plan == nil || shard.Plan.Profile == nil || shard.Plan.Profile.InputFile == "" {
+		return HandshakeLimit
+	}
+	st, err := os.Stat(shard.Plan.Profile.InputFile)
+	if err != nil {
+		return HandshakeLimit
+	}
+	return HandshakeLimit + time.Duration(st.Size()/(5<<20))*time.Second
+}
 
 // Control is one control message.
 type Control struct {

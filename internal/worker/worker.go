@@ -242,7 +242,7 @@ func (w *worker) phases(ctx context.Context, shard *wire.ShardSpec, kind endpoin
 		// The first START follows the handshake at once; later ones wait for
 		// every worker to finish the phase before (liveness is watched by
 		// the heartbeat).
-		limit := wire.HandshakeLimit
+		limit := wire.HandshakeFor(shard) // (the others may still be indexing an input file)
 		if k > 0 {
 			limit = 24 * time.Hour
 		}
