@@ -46,27 +46,17 @@ type Bucket struct {
 	Weight         float64
 }
 
-// Synthetic returns n prompts in v's words (nil: the builtin tokenizer's).
-// lengths and words are the seeded streams for the length draws and the
-// word draws respectively.
-func Synthetic(n int, l Lengths, v *tokenizer.Vocab, lengths, words *rand.Rand) []Prompt {
-	s := NewStream(l, v, lengths, words)
-	out := make([]Prompt, n)
-	for i := range out {
-		out[i] = s.Next(true)
-	}
-	return out
-}
-
-// Stream draws synthetic prompts one at a time, in the order Synthetic
-// returns them, so a plan of a million prompts is never held whole.
+// Stream draws synthetic prompts one at a time, in request order, so a
+// plan of a million prompts is never held whole. Lengths and words come
+// from the two seeded streams it is given.
 type Stream struct {
 	l              Lengths
 	v              *tokenizer.Vocab
 	lengths, words *rand.Rand
 }
 
-// NewStream returns the prompts Synthetic would, one per Next.
+// NewStream returns a stream of prompts in v's words (nil: the builtin
+// tokenizer's), one per Next.
 func NewStream(l Lengths, v *tokenizer.Vocab, lengths, words *rand.Rand) *Stream {
 	if v == nil {
 		v = tokenizer.Builtin().Words()

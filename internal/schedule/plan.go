@@ -664,13 +664,8 @@ func (it *Iter) next(keep bool) bool {
 		pr.ISL, pr.MaxTokens, pr.SystemISL = int(tm.ISL+line.SystemISL), int(tm.MaxTokens), int(line.SystemISL)
 		fileDelay = float64(tm.DelayMs)
 		if keep {
-			if it.f == nil {
-				f, err := os.Open(g.convs.Path)
-				if err != nil {
-					it.err = fmt.Errorf("--input-file: %w", err)
-					return false
-				}
-				it.f = f
+			if !it.open(g.convs.Path) {
+				return false
 			}
 			text, system, extra, err := g.convs.Turn(j, k, it.f)
 			if err != nil {
@@ -713,13 +708,8 @@ func (it *Iter) next(keep bool) bool {
 			pr.MaxTokens = mx // --synthesis-max-osl
 		}
 		if keep {
-			if it.f == nil {
-				f, err := os.Open(g.index.Path)
-				if err != nil {
-					it.err = fmt.Errorf("--input-file: %w", err)
-					return false
-				}
-				it.f = f
+			if !it.open(g.index.Path) {
+				return false
 			}
 			text, extra, err := g.index.Line(j, it.f)
 			if err != nil {
@@ -875,6 +865,21 @@ func (it *Iter) order(i int) int {
 		return it.perm[i%n]
 	}
 	return i % n
+}
+
+// open opens the input file its lines are read back from, once (false,
+// with Err set, when it can't).
+func (it *Iter) open(path string) bool {
+	if it.f != nil {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		it.err = fmt.Errorf("--input-file: %w", err)
+		return false
+	}
+	it.f = f
+	return true
 }
 
 // Entry is the entry the last Next made.

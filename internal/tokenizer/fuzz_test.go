@@ -48,7 +48,7 @@ func FuzzTokenizerJSON(f *testing.F) {
 		if err != nil {
 			return
 		}
-		h.count("Hello, world! 123 <|im_start|>")
+		countOf(h, "Hello, world! 123 <|im_start|>")
 	})
 }
 

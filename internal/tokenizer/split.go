@@ -26,12 +26,9 @@ const (
 	splitQwen             // Qwen2/3: the cl100k pattern with single digits
 )
 
-// Qwen's and Llama-3's split patterns as their tokenizer.json files spell
-// them (Llama-3's is cl100k_base's).
-const (
-	qwenSplit   = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
-	llama3Split = cl100kSplit
-)
+// qwenSplit is Qwen's split pattern as its tokenizer.json spells it
+// (Llama-3's is cl100k_base's, cl100kSplit).
+const qwenSplit = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 
 // fastSplitFor is the fast splitter that follows pat, if there is one.
 func fastSplitFor(pat string) splitKind {

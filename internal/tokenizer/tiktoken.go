@@ -83,12 +83,6 @@ func engineSplit(re *regexp2.Regexp, s string, yield func(string)) error {
 	return err
 }
 
-func (t *tiktoken) count(s string) (int, error) {
-	n := 0
-	err := t.encode(s, func(int) { n++ })
-	return n, err
-}
-
 // merge is tiktoken's byte pair merge: parts start as bytes; the adjacent
 // pair whose concatenation has the lowest rank merges, the leftmost of
 // equal ranks, until no concatenation is a token.

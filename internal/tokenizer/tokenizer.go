@@ -34,7 +34,13 @@ type Tokenizer struct {
 // encoding has them in text, none added.
 type encoder interface {
 	encode(s string, yield func(id int)) error
-	count(s string) (int, error)
+}
+
+// countOf is how many tokens enc makes of s.
+func countOf(enc encoder, s string) (int, error) {
+	n := 0
+	err := enc.encode(s, func(int) { n++ })
+	return n, err
 }
 
 // Name is the tokenizer as the user named it (builtin: the encoding).
@@ -62,7 +68,7 @@ func (t *Tokenizer) Count(s string) int {
 	if n, ok := t.words.count(s); ok {
 		return n
 	}
-	n, err := t.enc.count(s)
+	n, err := countOf(t.enc, s)
 	if err != nil {
 		// (The encodings here fail only on a regular expression timeout,
 		// which none sets; count words rather than say 0.)
@@ -70,9 +76,6 @@ func (t *Tokenizer) Count(s string) int {
 	}
 	return n
 }
-
-// CountBytes is Count for a byte slice.
-func (t *Tokenizer) CountBytes(b []byte) int { return t.Count(string(b)) }
 
 // Vocab is a list of words, each one token alone and after a space.
 type Vocab struct {
@@ -152,7 +155,7 @@ const minWords = 1024
 // (the pre-tokenizer splits at spaces).
 func newVocab(name string, enc encoder) (*Vocab, error) {
 	one := func(s string) bool {
-		n, err := enc.count(s)
+		n, err := countOf(enc, s)
 		return err == nil && n == 1
 	}
 	v := &Vocab{index: map[string]int{}}
@@ -176,7 +179,7 @@ func newVocab(name string, enc encoder) (*Vocab, error) {
 		}
 		b.WriteString(v.words[j])
 	}
-	if n, err := enc.count(b.String()); err != nil || n != len(v.words) {
+	if n, err := countOf(enc, b.String()); err != nil || n != len(v.words) {
 		return nil, fmt.Errorf("tokenizer %s: %d words, space-separated, encode to %d tokens: its pre-tokenizer does not split at spaces, so prompt lengths can't be made exact",
 			name, len(v.words), n)
 	}
