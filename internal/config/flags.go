@@ -16,8 +16,9 @@ import (
 // scenario key is exactly a profile flag.
 func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.StringVarP(&p.Model, "model", "m", p.Model, "model name to put in requests (required)")
-	fs.StringVarP(&p.URL, "url", "u", p.URL, "server URL, e.g. http://127.0.0.1:8000")
-	fs.StringVar(&p.Endpoint, "endpoint", p.Endpoint, "custom endpoint path (default from --endpoint-type)")
+	fs.VarP(&onceURL{&p.URL, false}, "url", "u", "server base URL, e.g. http://127.0.0.1:8000 or http://gateway/qwen (the endpoint type's path is appended)")
+	fs.StringVar(&p.Endpoint, "endpoint", p.Endpoint, "custom endpoint path, appended to --url's (default from --endpoint-type)")
+	fs.StringVar(&p.Endpoint, "custom-endpoint", p.Endpoint, "alias of --endpoint (AIPerf's name)")
 	fs.StringVar(&p.EndpointType, "endpoint-type", p.EndpointType, "chat | completions")
 	fs.BoolVar(&p.Streaming, "streaming", p.Streaming, "stream responses (SSE)")
 	fs.IntVar(&p.Concurrency, "concurrency", p.Concurrency, "requests in flight (closed loop), split across workers")
@@ -177,14 +178,38 @@ func (p *Profile) NoteSet(fs *pflag.FlagSet) {
 	p.RequestCountSet = fs.Changed("request-count")
 }
 
+// onceURL is --url: one server. AIPerf spreads requests over several
+// (--url-strategy), which this tool does not do yet, so a second --url is
+// an error rather than a silent replacement of the first.
+type onceURL struct {
+	dst *string
+	set bool
+}
+
+func (u *onceURL) String() string {
+	if u.dst == nil {
+		return ""
+	}
+	return *u.dst
+}
+
+func (u *onceURL) Set(s string) error {
+	if u.set && s != *u.dst {
+		return fmt.Errorf("given twice (%q, then %q): requests to several servers (AIPerf's --url-strategy) are not supported yet; run one profile per server", *u.dst, s)
+	}
+	*u.dst, u.set = s, true
+	return nil
+}
+
+func (u *onceURL) Type() string { return "string" }
+
 // aiperfOnly are AIPerf's profile flags that this tool does not have yet:
 // given one, a user is told it is AIPerf's and not supported here, never
 // that it is unknown.
 var aiperfOnly = []string{
-	"user-context-prompt-length", "synthesis-prefix-len-multiplier",
+	"synthesis-prefix-len-multiplier",
 	"synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier", "synthesis-output-len-multiplier",
-	"prefill-concurrency", "url-strategy",
-	"custom-endpoint", "batch-size-text", "batch-size-image", "batch-size-audio", "image-width-mean", "image-height-mean",
+	"url-strategy", "batch-size-text", "batch-size-image", "batch-size-audio", "image-width-mean", "image-height-mean",
 	"audio-length-mean", "prompt-batch-size", "export-level", "profile-export-prefix",
 	"gpu-telemetry", "server-metrics-formats", "ui-type", "num-profile-runs", "confidence-level", "record-processors",
 	"workers-max", "request-count-per-session", "benchmark-max-duration",

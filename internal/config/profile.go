@@ -277,9 +277,12 @@ func (p *Profile) Validate() error {
 	return errors.Join(errs...)
 }
 
-// TargetURL is the full URL requests are posted to. A URL without a scheme
-// gets http://; a URL without a path gets the endpoint type's default path
-// (or --endpoint when given).
+// TargetURL is the full URL requests are posted to. --url is a base URL,
+// as in AIPerf: the endpoint type's path (or --endpoint) is appended to
+// whatever path it has, so http://gw/qwen posts to
+// http://gw/qwen/v1/chat/completions. A base that ends in /v1 doesn't get
+// it twice, a base that already ends in the type's whole path is taken as
+// the endpoint, and a URL without a scheme gets http://.
 func (p *Profile) TargetURL() (string, error) {
 	raw := strings.TrimSpace(p.URL)
 	if raw == "" {
@@ -298,14 +301,30 @@ func (p *Profile) TargetURL() (string, error) {
 	if u.Host == "" {
 		return "", fmt.Errorf("%q: no host", p.URL)
 	}
-	path := p.Endpoint
-	if path == "" && (u.Path == "" || u.Path == "/") {
-		path = DefaultPath(p.EndpointType)
+	if u.Fragment != "" {
+		return "", fmt.Errorf("%q: a URL to post to has no #fragment", p.URL)
 	}
-	if path != "" {
-		u.Path = "/" + strings.TrimLeft(path, "/")
-	}
+	u.Path = JoinPath(u.Path, p.Endpoint, DefaultPath(p.EndpointType))
+	u.RawPath = ""
 	return u.String(), nil
+}
+
+// JoinPath appends an endpoint's path to a base URL's: custom (--endpoint)
+// when given, else def, the endpoint type's. Without custom, a base that
+// already ends in def is the whole endpoint; a /v1 at the base's end and
+// at the path's start is kept once.
+func JoinPath(base, custom, def string) string {
+	base = strings.TrimRight(base, "/")
+	path := "/" + strings.TrimLeft(def, "/")
+	if strings.TrimSpace(custom) != "" {
+		path = "/" + strings.TrimLeft(strings.TrimSpace(custom), "/")
+	} else if strings.HasSuffix(base, path) {
+		return base
+	}
+	if strings.HasSuffix(base, "/v1") && (path == "/v1" || strings.HasPrefix(path, "/v1/")) {
+		path = strings.TrimPrefix(path, "/v1")
+	}
+	return base + path
 }
 
 // DefaultPath is the OpenAI path for an endpoint type.

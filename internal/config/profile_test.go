@@ -30,20 +30,60 @@ func TestValidateNamesEveryFlag(t *testing.T) {
 	}
 }
 
+// --url is a base URL, as in AIPerf: the type's path (or --endpoint) is
+// appended to its path, /v1 is not doubled, a base that already ends in
+// the type's path is the endpoint, and a scheme defaults to http.
 func TestTargetURL(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ url, typ, endpoint, want string }{
 		{"localhost:8000", EndpointChat, "", "http://localhost:8000/v1/chat/completions"},
 		{"http://127.0.0.1:9/", EndpointCompletions, "", "http://127.0.0.1:9/v1/completions"},
-		{"http://h/custom/path", EndpointChat, "", "http://h/custom/path"},
+		{"http://gw/qwen", EndpointChat, "", "http://gw/qwen/v1/chat/completions"},
+		{"http://gw/qwen/", EndpointCompletions, "", "http://gw/qwen/v1/completions"},
+		{"https://gw:8443/team/a/v1", EndpointChat, "", "https://gw:8443/team/a/v1/chat/completions"},
+		{"http://h/v1/", EndpointCompletions, "", "http://h/v1/completions"},
+		{"http://h/v1/chat/completions", EndpointChat, "", "http://h/v1/chat/completions"},
+		{"http://h/qwen/v1/chat/completions", EndpointChat, "", "http://h/qwen/v1/chat/completions"},
 		{"http://h", EndpointChat, "v2/gen", "http://h/v2/gen"},
+		{"http://gw/qwen", EndpointChat, "/generate", "http://gw/qwen/generate"},
+		{"http://gw/v1", EndpointChat, "/v1/embeddings", "http://gw/v1/embeddings"},
+		{"http://gw/p?api-version=2", EndpointChat, "", "http://gw/p/v1/chat/completions?api-version=2"},
+		{"[::1]:8000", EndpointChat, "", "http://[::1]:8000/v1/chat/completions"},
 	}
 	for _, c := range cases {
 		p := Profile{URL: c.url, EndpointType: c.typ, Endpoint: c.endpoint}
 		got, err := p.TargetURL()
 		if err != nil || got != c.want {
-			t.Errorf("TargetURL(%q) = %q, %v; want %q", c.url, got, err, c.want)
+			t.Errorf("TargetURL(%q, --endpoint %q) = %q, %v; want %q", c.url, c.endpoint, got, err, c.want)
 		}
+	}
+	for _, bad := range []string{"ftp://h", "http://", "http://h/#x", ""} {
+		if got, err := (&Profile{URL: bad, EndpointType: EndpointChat}).TargetURL(); err == nil {
+			t.Errorf("TargetURL(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+// A second --url is refused, naming AIPerf's --url-strategy, instead of
+// silently replacing the first; --custom-endpoint is --endpoint.
+func TestURLFlags(t *testing.T) {
+	t.Parallel()
+	parse := func(args ...string) (*Profile, error) {
+		p := DefaultProfile
+		fs := pflag.NewFlagSet("profile", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		p.Bind(fs)
+		return &p, fs.Parse(args)
+	}
+	p, err := parse("--url", "http://gw/qwen", "--custom-endpoint", "/generate")
+	if err != nil || p.URL != "http://gw/qwen" || p.Endpoint != "/generate" {
+		t.Fatalf("%+v, %v", p, err)
+	}
+	if _, err := parse("-u", "http://a:1", "--url", "http://b:2"); err == nil || !strings.Contains(err.Error(), "--url-strategy") || !strings.Contains(err.Error(), "http://b:2") {
+		t.Errorf("two URLs: %v", err)
+	}
+	if p, err := parse("-u", "http://a:1", "--url", "http://a:1"); err != nil || p.URL != "http://a:1" {
+		t.Errorf("the same URL twice: %v", err)
 	}
 }
 
