@@ -68,6 +68,14 @@ type Step struct {
 	TTFTP50ErrMs  float64   `json:"ttft_p50_err_ms"`
 	TTFTP99ErrMs  float64   `json:"ttft_p99_err_ms"`
 	ITLP99ErrMs   float64   `json:"itl_p99_err_ms"`
+	// The phases: TTFT from the request's write against the server's
+	// truth (no dial in it), and the requests of the measured window that
+	// dialled a connection, with their set-up time.
+	TTFTWriteP50ErrMs float64 `json:"ttft_from_write_p50_err_ms"`
+	TTFTWriteP99ErrMs float64 `json:"ttft_from_write_p99_err_ms"`
+	Dials             int     `json:"dials"`
+	ConnSetupP50Ms    float64 `json:"connection_setup_p50_ms,omitempty"`
+	ConnSetupP99Ms    float64 `json:"connection_setup_p99_ms,omitempty"`
 	LagP99Ms      float64   `json:"schedule_lag_p99_ms"`
 	ReadDelayP99  float64   `json:"read_delay_p99_ms"` // how late the loop read what the kernel had received (kept out of the timings)
 	Stamps        string    `json:"timestamps"`        // kernel, read or mixed (see run.json tool_health.stamps)
@@ -282,7 +290,7 @@ func step(ctx context.Context, f *Config, url string, c int, dir string) (*Step,
 // the server wrote for it: the TTFT and ITL errors, the achieved rate, and
 // the chunks counted.
 func (st *Step) join(recs []record.Record, truth map[string]sim.Truth, from, to int64) error {
-	var measTTFT, measITL, trueTTFT, trueITL []float64
+	var measTTFT, measITL, trueTTFT, trueITL, writeTTFT, writeTrue, setup []float64
 	var done int
 	firstEnd, lastEnd := int64(math.MaxInt64), int64(0)
 	st.chunks, st.windowChunks = 0, 0
@@ -309,9 +317,16 @@ func (st *Step) join(recs []record.Record, truth map[string]sim.Truth, from, to 
 		if !ok || t.Aborted || len(t.Gaps) == 0 {
 			continue
 		}
+		if v, ok := m[metrics.ConnSetup]; ok {
+			setup = append(setup, v)
+		}
 		measTTFT = append(measTTFT, m[metrics.TTFT])
 		measITL = append(measITL, m[metrics.ITL])
 		trueTTFT = append(trueTTFT, float64(t.FirstToken)/1e6)
+		if v, ok := m[metrics.TTFTFromWrite]; ok {
+			writeTTFT = append(writeTTFT, v)
+			writeTrue = append(writeTrue, float64(t.FirstToken)/1e6)
+		}
 		var sum int64
 		for _, g := range t.Gaps {
 			sum += g
@@ -332,6 +347,13 @@ func (st *Step) join(recs []record.Record, truth map[string]sim.Truth, from, to 
 	st.TTFTP50ErrMs = percentile(measTTFT, 0.5) - percentile(trueTTFT, 0.5)
 	st.TTFTP99ErrMs = percentile(measTTFT, 0.99) - percentile(trueTTFT, 0.99)
 	st.ITLP99ErrMs = percentile(measITL, 0.99) - percentile(trueITL, 0.99)
+	if len(writeTTFT) > 0 {
+		st.TTFTWriteP50ErrMs = percentile(writeTTFT, 0.5) - percentile(writeTrue, 0.5)
+		st.TTFTWriteP99ErrMs = percentile(writeTTFT, 0.99) - percentile(writeTrue, 0.99)
+	}
+	if st.Dials = len(setup); st.Dials > 0 {
+		st.ConnSetupP50Ms, st.ConnSetupP99Ms = percentile(setup, 0.5), percentile(setup, 0.99)
+	}
 	return nil
 }
 

@@ -195,13 +195,19 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 	}
 	var reused, got bool
 	stamp, kernel := c.Clock, false
+	// WroteRequest runs on the transport's writer goroutine, which may
+	// still be finishing when an early answer has already returned.
+	var written atomic.Int64
 	trace := &httptrace.ClientTrace{
 		GotConn: func(i httptrace.GotConnInfo) {
 			reused, got = i.Reused, true
+			rec.Connected, rec.NewConn = c.Clock(), !i.Reused
 			stamp, kernel = c.readClock(i.Conn)
 		},
+		WroteRequest:         func(httptrace.WroteRequestInfo) { written.Store(c.Clock()) },
 		GotFirstResponseByte: func() { rec.FirstByte = stamp() },
 	}
+	defer func() { rec.Written = written.Load() }()
 	tctx := httptrace.WithClientTrace(ctx, trace)
 	req, err := c.newRequest(tctx, body, requestID)
 	if err != nil {

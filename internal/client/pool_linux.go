@@ -188,6 +188,11 @@ func (c *Client) doLoop(ctx context.Context, f *fastConf, cl *call) {
 			c.fail(rec, classify(ctx, err), err.Error())
 			return
 		}
+		// Written is stamped as the request goes onto the socket (one write
+		// for any usual body): stamped after, a preempted sender would make
+		// it late, and a kernel-stamped first token could come before it.
+		rec.Connected, rec.NewConn = c.Clock(), !reused
+		rec.Written = rec.Connected
 		if err := ec.send(ctx, req); err != nil {
 			// The loop may be completing in already (the server closed).
 			ec.shutdown(in)

@@ -145,7 +145,7 @@ const GroupAnnotation = "aiperf-action/group"
 var groupOrder = []string{"Endpoint", "Input", "Tokenizer", "Load generator", "Output", "Server metrics", "Tool"}
 
 var flagGroups = map[string][]string{
-	"Endpoint": {"model", "url", "endpoint", "endpoint-type", "streaming", "header", "api-key", "request-timeout-seconds"},
+	"Endpoint": {"model", "url", "endpoint", "custom-endpoint", "endpoint-type", "streaming", "header", "api-key", "request-timeout-seconds"},
 	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev", "sequence-distribution", "seq-dist",
 		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length", "user-context-prompt-length",
 		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "dataset-sampling-strategy", "isl-block-size", "synthesis-speedup-ratio", "synthesis-max-isl", "synthesis-max-osl", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",

@@ -134,7 +134,7 @@ func NewAggregator(w time.Duration, slos []config.SLO) *Aggregator {
 	a := &Aggregator{Window: w, SLOs: slos, errMsgs: map[string]string{}}
 	a.counts.ErrorsByKind = map[string]int{}
 	a.dists = map[string]*series{}
-	for _, name := range []string{TTFT, TTST, ITL, ICL, TTFTFromDue, RequestLatencyFromDue, RequestLatency} {
+	for _, name := range []string{TTFT, TTST, ITL, ICL, TTFTFromDue, RequestLatencyFromDue, RequestLatency, TTFTFromWrite, ConnSetup} {
 		a.dists[name] = newSeries(unit(name), "us", 1000, hour)
 	}
 	a.dists[ISL] = newSeries(unit(ISL), "tokens", 1, 1<<30)
@@ -281,6 +281,12 @@ func (a *Aggregator) counted(r *record.Record) *record.Record {
 // (TTFT when not streaming, ITL with one token) are absent.
 func RecordMetrics(r *record.Record) map[string]float64 {
 	out := map[string]float64{ISL: float64(r.ISL), OSL: float64(r.OSL)}
+	if r.NewConn && r.Connected >= r.Sent && r.Sent > 0 {
+		out[ConnSetup] = ms(r.Connected - r.Sent)
+	}
+	if r.Streaming && len(r.Chunks) > 0 && r.Written > 0 && r.FirstToken >= r.Written {
+		out[TTFTFromWrite] = ms(r.FirstToken - r.Written)
+	}
 	if r.Streaming && len(r.Chunks) > 0 {
 		last := r.Chunks[len(r.Chunks)-1]
 		ttft := r.FirstToken - r.Sent

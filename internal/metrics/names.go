@@ -25,6 +25,8 @@ var Facts = []Fact{
 	{Name: ISL, Display: "Input Sequence Length", Short: "ISL", Unit: "tokens"},
 	{Name: TTFTFromDue, Display: "Time to First Token from Due", Short: "TTFT from due", Unit: "ms"},
 	{Name: RequestLatencyFromDue, Display: "Request Latency from Due", Short: "Latency from due", Unit: "ms"},
+	{Name: TTFTFromWrite, Display: "Time to First Token from Write", Short: "TTFT from write", Unit: "ms"},
+	{Name: ConnSetup, Display: "Connection Setup", Short: "Connection setup", Unit: "ms"},
 	{Name: OutputTput, Display: "Output Token Throughput", Short: "Output tokens/s", Unit: "tokens/sec", Rate: true, HigherIsBetter: true},
 	{Name: RequestTput, Display: "Request Throughput", Short: "Requests/s", Unit: "requests/sec", Rate: true, HigherIsBetter: true},
 	{Name: Goodput, Display: "Goodput", Short: "Goodput", Unit: "requests/sec", Rate: true, HigherIsBetter: true},

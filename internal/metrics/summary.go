@@ -41,6 +41,12 @@ const (
 	// included, so coordinated omission shows.
 	TTFTFromDue           = "time_to_first_token_from_due"
 	RequestLatencyFromDue = "request_latency_from_due"
+	// TTFTFromWrite counts from the request's last byte written, leaving
+	// out the wait for a connection and its dial, which TTFT (from the
+	// send, as every peer defines it) includes; ConnSetup is that wait
+	// and dial, for the requests that dialled a new connection.
+	TTFTFromWrite = "time_to_first_token_from_write"
+	ConnSetup     = "connection_setup"
 	OutputTput            = "output_token_throughput"
 	RequestTput           = "request_throughput"
 	Goodput               = "goodput"

@@ -35,7 +35,10 @@ type Record struct {
 	SlotWait  bool   `json:"slot_wait,omitempty"` // due, but waited for a free concurrency slot
 
 	Due        int64   `json:"due_ns"`                  // when the plan wanted it sent
-	Sent       int64   `json:"sent_ns"`                 // when the request was handed to the connection
+	Sent       int64   `json:"sent_ns"`                 // when the request was handed to the connection pool (TTFT counts from here, as every peer's does)
+	Connected  int64   `json:"connected_ns,omitempty"`  // it had a connection: at once if kept alive, after the dial if new
+	NewConn    bool    `json:"new_conn,omitempty"`      // that connection was dialled for it
+	Written    int64   `json:"written_ns,omitempty"`    // it went onto the socket (the event loop: as its write began; net/http: its write returned)
 	FirstByte  int64   `json:"first_byte_ns,omitempty"` // response headers arrived
 	FirstToken int64   `json:"first_token_ns,omitempty"`
 	Chunks     []int64 `json:"chunks_ns,omitempty"` // arrival of every chunk with content

@@ -25,6 +25,10 @@ func Calibration(w io.Writer, cal *calibrate.Calibration) {
 			s.Concurrency, s.Workers, s.AchievedRate, s.RatePct, s.TTFTP50ErrMs, s.TTFTP99ErrMs, s.ITLP99ErrMs, s.LagP99Ms, s.ReadDelayP99,
 			strings.Join(cpus, " "), s.ChunksPerSec, s.CPUUsPerChunk, s.StealPct, ok)
 	}
+	fmt.Fprintln(w, "\n  conc  TTFT from write p50 err  p99 err  dials  connection setup p50  p99")
+	for _, s := range cal.Steps {
+		fmt.Fprintf(w, "%6d  %+20.2f ms  %+7.2f ms  %5d  %17.2f ms  %6.2f ms\n", s.Concurrency, s.TTFTWriteP50ErrMs, s.TTFTWriteP99ErrMs, s.Dials, s.ConnSetupP50Ms, s.ConnSetupP99Ms)
+	}
 	for _, s := range cal.Steps {
 		if s.Stamps != "kernel" {
 			fmt.Fprintf(w, "\n(concurrency %d: timestamps %q, not all the kernel's receive time: how late the client read is partly in the errors)\n", s.Concurrency, s.Stamps)
