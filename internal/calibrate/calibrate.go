@@ -59,33 +59,33 @@ type Bounds struct {
 
 // Step is one concurrency's measurement.
 type Step struct {
-	Concurrency   int       `json:"concurrency"`
-	Workers       int       `json:"workers"`
-	Requests      int       `json:"requests"`
-	IdealRate     float64   `json:"ideal_rate"`
-	AchievedRate  float64   `json:"achieved_rate"`
-	RatePct       float64   `json:"rate_pct"`
-	TTFTP50ErrMs  float64   `json:"ttft_p50_err_ms"`
-	TTFTP99ErrMs  float64   `json:"ttft_p99_err_ms"`
-	ITLP99ErrMs   float64   `json:"itl_p99_err_ms"`
+	Concurrency  int     `json:"concurrency"`
+	Workers      int     `json:"workers"`
+	Requests     int     `json:"requests"`
+	IdealRate    float64 `json:"ideal_rate"`
+	AchievedRate float64 `json:"achieved_rate"`
+	RatePct      float64 `json:"rate_pct"`
+	TTFTP50ErrMs float64 `json:"ttft_p50_err_ms"`
+	TTFTP99ErrMs float64 `json:"ttft_p99_err_ms"`
+	ITLP99ErrMs  float64 `json:"itl_p99_err_ms"`
 	// The phases: TTFT from the request's write against the server's
 	// truth (no dial in it), and the requests of the measured window that
 	// dialled a connection, with their set-up time.
-	TTFTWriteP50ErrMs float64 `json:"ttft_from_write_p50_err_ms"`
-	TTFTWriteP99ErrMs float64 `json:"ttft_from_write_p99_err_ms"`
-	Dials             int     `json:"dials"`
-	ConnSetupP50Ms    float64 `json:"connection_setup_p50_ms,omitempty"`
-	ConnSetupP99Ms    float64 `json:"connection_setup_p99_ms,omitempty"`
-	LagP99Ms      float64   `json:"schedule_lag_p99_ms"`
-	ReadDelayP99  float64   `json:"read_delay_p99_ms"` // how late the loop read what the kernel had received (kept out of the timings)
-	Stamps        string    `json:"timestamps"`        // kernel, read or mixed (see run.json tool_health.stamps)
-	ClientCPU     []float64 `json:"client_cpu_util"`   // per worker process, share of one core
-	ChunksPerSec  float64   `json:"chunks_per_s"`
-	CPUUsPerChunk float64   `json:"cpu_us_per_chunk"`
-	StealPct      float64   `json:"cpu_steal_pct"`
-	Errors        int       `json:"errors"`
-	Pass          bool      `json:"within_bounds"`
-	Why           []string  `json:"outside_bounds,omitempty"`
+	TTFTWriteP50ErrMs float64   `json:"ttft_from_write_p50_err_ms"`
+	TTFTWriteP99ErrMs float64   `json:"ttft_from_write_p99_err_ms"`
+	Dials             int       `json:"dials"`
+	ConnSetupP50Ms    float64   `json:"connection_setup_p50_ms,omitempty"`
+	ConnSetupP99Ms    float64   `json:"connection_setup_p99_ms,omitempty"`
+	LagP99Ms          float64   `json:"schedule_lag_p99_ms"`
+	ReadDelayP99      float64   `json:"read_delay_p99_ms"` // how late the loop read what the kernel had received (kept out of the timings)
+	Stamps            string    `json:"timestamps"`        // kernel, read or mixed (see run.json tool_health.stamps)
+	ClientCPU         []float64 `json:"client_cpu_util"`   // per worker process, share of one core
+	ChunksPerSec      float64   `json:"chunks_per_s"`
+	CPUUsPerChunk     float64   `json:"cpu_us_per_chunk"`
+	StealPct          float64   `json:"cpu_steal_pct"`
+	Errors            int       `json:"errors"`
+	Pass              bool      `json:"within_bounds"`
+	Why               []string  `json:"outside_bounds,omitempty"`
 
 	chunks, windowChunks int // every chunk of the step, and those within the measured window
 }

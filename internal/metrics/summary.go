@@ -47,9 +47,9 @@ const (
 	// and dial, for the requests that dialled a new connection.
 	TTFTFromWrite = "time_to_first_token_from_write"
 	ConnSetup     = "connection_setup"
-	OutputTput            = "output_token_throughput"
-	RequestTput           = "request_throughput"
-	Goodput               = "goodput"
+	OutputTput    = "output_token_throughput"
+	RequestTput   = "request_throughput"
+	Goodput       = "goodput"
 )
 
 // Percentiles reported for every distribution.
