@@ -136,6 +136,14 @@ type Options struct {
 	// JobNoiseFloor is the relative job-to-job noise assumed, at least,
 	// when the baseline's runs come from fewer than 3 jobs.
 	JobNoiseFloor float64
+	// JobNoisePrior is the weight, in jobs, of a prior belief that the
+	// job-to-job noise is JobNoiseFloor, when the baseline's runs come from
+	// 3 jobs or more: the job variance is the moderated estimate
+	// (ν₀·floor² + ν·ŝ²)/(ν₀ + ν) with ν₀ + ν degrees of freedom, ν the
+	// baseline's jobs less one (the prior of limma's moderated t). A few
+	// jobs measure their variance badly (3 jobs: a χ² with 2 df), and the
+	// t quantile at so few df makes every interval wide. 0: no prior.
+	JobNoisePrior float64
 	Seed          uint64    // bootstrap seed
 	Resamples     int       // bootstrap resamples per run
 	Estimator     Estimator // quantile estimator
@@ -143,7 +151,7 @@ type Options struct {
 
 // DefaultOptions: α = 5%, a 5% noise floor for a single baseline run,
 // Harrell–Davis point estimates and 200 bootstrap resamples per run.
-var DefaultOptions = Options{Alpha: 0.05, NoiseFloor: 0.05, JobNoiseFloor: 0.02, Seed: 1, Resamples: 200, Estimator: HarrellDavis}
+var DefaultOptions = Options{Alpha: 0.05, NoiseFloor: 0.05, JobNoiseFloor: 0.02, JobNoisePrior: 2, Seed: 1, Resamples: 200, Estimator: HarrellDavis}
 
 // Result is the comparison of one statistic.
 type Result struct {
@@ -413,7 +421,7 @@ func one(in Input, opt Options, idx uint64) (Result, oneWork) {
 	} else if jb, jc := jobsOf(in.Baseline), jobsOf(in.Candidate); len(jb) < r.K || len(jc) < r.R {
 		// Runs came in jobs: the runs of one job share its noise, so the
 		// job-to-job noise is not averaged away by more runs in a job.
-		f := fitJobs(yb, jb, jc, wb, wc, opt.JobNoiseFloor)
+		f := fitJobs(yb, jb, jc, wb, wc, opt.JobNoiseFloor, opt.JobNoisePrior)
 		w.jobs, w.se, w.df = f, math.Sqrt(f.vb+f.vc), f.df
 		r.Jobs, r.JobNoise, r.RunNoise = len(jb), math.Sqrt(f.job), math.Sqrt(f.run)
 		r.Provisional = r.Provisional || f.floored
@@ -576,7 +584,7 @@ type jobFit struct {
 // baseline's runs by one-way random-effects ANOVA (method of moments,
 // truncated at zero), and the variances of both sides' means. With fewer
 // than 3 baseline jobs the job variance is at least floor² (relative).
-func fitJobs(yb []float64, jb, jc [][]int, wb, wc, floor float64) *jobFit {
+func fitJobs(yb []float64, jb, jc [][]int, wb, wc, floor, prior float64) *jobFit {
 	k, nj := float64(len(yb)), float64(len(jb))
 	grand := mean(yb)
 	var ssw, ssb, sumN2 float64
@@ -607,10 +615,15 @@ func fitJobs(yb []float64, jb, jc [][]int, wb, wc, floor float64) *jobFit {
 	case dfb > 0: // one run per job: job and run noise cannot be told apart; all of it is the job's
 		f.job = math.Max(ssb/dfb-wb, 0)
 	}
+	fl := math.Pow(math.Log1p(floor), 2)
+	priorDF := 0.0
 	if nj < 3 {
-		if fl := math.Pow(math.Log1p(floor), 2); f.job < fl {
+		if f.job < fl {
 			f.job, f.floored = fl, true
 		}
+	} else if prior > 0 && dfb > 0 {
+		f.job = (prior*fl + dfb*f.job) / (prior + dfb)
+		priorDF = prior
 	}
 	sb := sumN2 / (k * k)
 	var sumM2, r float64
@@ -626,7 +639,7 @@ func fitJobs(yb []float64, jb, jc [][]int, wb, wc, floor float64) *jobFit {
 	f.vc = f.job*f.sc + (f.run+wc)/r
 	dfJob, dfRun := math.Inf(1), math.Inf(1)
 	if !f.floored && dfb > 0 {
-		dfJob = dfb
+		dfJob = dfb + priorDF
 	}
 	if dfw > 0 {
 		dfRun = dfw

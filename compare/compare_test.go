@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // runs makes n samples whose quantiles sit near scale·100 (3% run noise).
@@ -151,30 +153,103 @@ func TestInconclusiveSaysWhatItNeeds(t *testing.T) {
 	}
 }
 
-// The looks' levels spend α over the runs: they sum to α, the first look
-// is stricter than a lone look, and a gate without extra runs has one.
+// The looks' levels spend α over the runs: a Gaussian random walk under
+// the null (runs added one by one) crosses the boundaries they set with the
+// probability each spending function gives, look by look and in all; the
+// first look is stricter than a lone look, later looks get more than their
+// share of α (their statistics are correlated), and a gate without extra
+// runs has one look.
 func TestLooks(t *testing.T) {
 	t.Parallel()
 	ls := Looks(3, 9, 0.05)
 	if len(ls) != 3 || ls[0].N != 3 || ls[1].N != 6 || ls[2].N != 9 {
 		t.Fatalf("looks %+v", ls)
 	}
-	sum, pass := 0.0, 0.0
-	for _, l := range ls {
-		sum += l.Alpha
-		pass += l.PassAlpha
+	const paths = 200000
+	r := rand.New(rand.NewPCG(1, 2))
+	var failAt, passAt [3]int
+	for range paths {
+		var s float64 // the sum of the runs' standard normal deviations
+		n := 0
+		failed, passed := false, false
+		for i, l := range ls {
+			for ; n < l.N; n++ {
+				s += r.NormFloat64()
+			}
+			z := s / math.Sqrt(float64(n))
+			if !failed && z >= distuv.UnitNormal.Quantile(1-l.Alpha) {
+				failed = true
+				failAt[i]++
+			}
+			if !passed && -z >= distuv.UnitNormal.Quantile(1-l.PassAlpha) {
+				passed = true
+				passAt[i]++
+			}
+		}
 	}
-	if math.Abs(sum-0.05) > 1e-12 || ls[0].Alpha >= 0.05 || ls[0].Alpha < 0.02 {
-		t.Errorf("levels %+v sum to %v", ls, sum)
+	cum := func(at [3]int, k int) float64 {
+		n := 0
+		for i := 0; i <= k; i++ {
+			n += at[i]
+		}
+		return float64(n) / paths
+	}
+	for k, l := range ls {
+		tk := float64(l.N) / 9
+		wantFail := 0.05 * math.Log(1+(math.E-1)*tk)
+		wantPass := 2 * (1 - distuv.UnitNormal.CDF(distuv.UnitNormal.Quantile(0.975)/math.Sqrt(tk)))
+		if k == 2 {
+			wantPass = 0.05
+		}
+		// 200,000 paths: a binomial standard error of about 0.0005 at 5%.
+		if got := cum(failAt, k); math.Abs(got-wantFail) > 0.002 {
+			t.Errorf("look %d: a false FAIL by then %.4f, spending says %.4f (levels %+v)", k+1, got, wantFail, ls)
+		}
+		if got := cum(passAt, k); math.Abs(got-wantPass) > 0.002 {
+			t.Errorf("look %d: a false PASS by then %.4f, spending says %.4f (levels %+v)", k+1, got, wantPass, ls)
+		}
+	}
+	if ls[0].Alpha >= 0.05 || ls[0].Alpha < 0.02 || ls[2].Alpha <= 0.05-0.05*math.Log(1+(math.E-1)*6.0/9) {
+		t.Errorf("FAIL levels %+v", ls)
 	}
 	// A PASS keeps most of its α for the last look.
-	if math.Abs(pass-0.05) > 1e-12 || ls[0].PassAlpha > 0.005 || ls[2].PassAlpha < 0.025 {
-		t.Errorf("PASS levels %+v sum to %v", ls, pass)
+	if ls[0].PassAlpha > 0.005 || ls[2].PassAlpha < 0.04 {
+		t.Errorf("PASS levels %+v", ls)
 	}
 	if ls := Looks(3, 3, 0.05); len(ls) != 1 || ls[0].Alpha != 0.05 || ls[0].PassAlpha != 0.05 {
 		t.Errorf("no extra runs: %+v", ls)
 	}
 	if ls := Looks(3, 8, 0.05); ls[len(ls)-1].N != 8 {
 		t.Errorf("the last look is at most: %+v", ls)
+	}
+}
+
+// With 3 baseline jobs or more, the job variance is moderated toward the
+// floor with the prior's weight in jobs, and gains as many degrees of
+// freedom; under 3 jobs the floor holds as before, and no prior leaves the
+// ANOVA estimate as it is.
+func TestJobNoisePrior(t *testing.T) {
+	t.Parallel()
+	// 4 jobs of 2 runs; job means −0.04, 0, 0.02, 0.06 (log), runs ±0.005.
+	var yb []float64
+	var jb [][]int
+	for j, m := range []float64{-0.04, 0, 0.02, 0.06} {
+		yb = append(yb, m-0.005, m+0.005)
+		jb = append(jb, []int{2 * j, 2*j + 1})
+	}
+	jc := [][]int{{0, 1, 2}}
+	plain := fitJobs(yb, jb, jc, 0, 0, 0.02, 0)
+	moderated := fitJobs(yb, jb, jc, 0, 0, 0.02, 2)
+	fl := math.Pow(math.Log1p(0.02), 2)
+	want := (2*fl + 3*plain.job) / 5
+	if math.Abs(moderated.job-want) > 1e-15 || plain.job <= fl {
+		t.Errorf("job variance %g with the prior, want %g (ANOVA %g, floor %g)", moderated.job, want, plain.job, fl)
+	}
+	if !(moderated.df > plain.df) || moderated.floored || plain.floored {
+		t.Errorf("df %g with the prior, %g without", moderated.df, plain.df)
+	}
+	two, twoPlain := fitJobs(yb[:4], jb[:2], jc, 0, 0, 0.02, 2), fitJobs(yb[:4], jb[:2], jc, 0, 0, 0.02, 0)
+	if two.job != twoPlain.job || two.df != twoPlain.df || two.job < fl {
+		t.Errorf("2 jobs: %+v, want the ANOVA estimate (at least the floor) %+v", two, twoPlain)
 	}
 }

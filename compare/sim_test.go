@@ -30,6 +30,7 @@ type simCfg struct {
 	perJob             int
 	jobNoise, runNoise float64
 	unlabeled          bool // the runs don't say their job: the one-level model, as before jobs
+	noPrior            bool // the job variance without JobNoisePrior, as before it
 	// paired: both arms run side by side in one job (R pairs; K unused).
 	paired bool
 	// maxR > R: adaptive, R more runs (pairs) at each look while
@@ -135,6 +136,9 @@ func simRates(cfg simCfg, trials int, seed uint64) (fail, pass float64) {
 func simAdaptive(cfg simCfg, trials int, seed uint64) (fail, pass, meanRuns float64) {
 	opt := DefaultOptions
 	opt.Resamples = 100
+	if cfg.noPrior {
+		opt.JobNoisePrior = 0
+	}
 	var failed, passed, runs int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -163,7 +167,11 @@ func simAdaptive(cfg simCfg, trials int, seed uint64) (fail, pass, meanRuns floa
 				}
 				var v Verdict
 				n := 0
-				for _, look := range Looks(cfg.R, most, opt.Alpha) {
+				looks := LooksAgainst(cfg.R, most, cfg.K, opt.Alpha) // as the gate plans them
+				if cfg.paired {
+					looks = Looks(cfg.R, most, opt.Alpha)
+				}
+				for _, look := range looks {
 					n = look.N
 					b := base
 					if cfg.paired {
@@ -248,6 +256,9 @@ func TestSimulatedGateJobs(t *testing.T) {
 	check("A/A", jobs("", 0, false), 300, func(f, _ float64) bool { return f <= 0.01 }, "fail ≤ 0.01")
 	check("+5% shift (at the tolerance)", jobs("shift", 0.05, false), 200, func(_, p float64) bool { return p <= 0.05 }, "pass ≤ 0.05")
 	check("−10% shift (improvement)", jobs("shift", -0.1, false), 150, func(f, _ float64) bool { return f == 0 }, "fail 0")
+	// The job-noise prior buys the power that 4 jobs' worth of job variance
+	// (3 df) could not: 86% before it.
+	check("+20% shift", jobs("shift", 0.2, false), 150, func(f, _ float64) bool { return f >= 0.9 }, "fail ≥ 0.90")
 	check("−20% tail (improvement)", jobs("tail", -0.2, false), 150, func(f, _ float64) bool { return f == 0 }, "fail 0")
 	// Paired A/B in one job (5 pairs): the job's noise cancels.
 	paired := simCfg{R: 5, paired: true, jobNoise: 0.03, runNoise: 0.01}
@@ -316,8 +327,13 @@ func TestPowerTable(t *testing.T) {
 		{"3% per run", "runs, adaptive 3 to 9", simCfg{K: 10, R: 3, maxR: 9}},
 		{"3% per run, 10,000 requests a run", "runs", simCfg{K: 10, R: 3, perWindow: 1000}},
 		{"3% per run, 10,000 requests a run", "runs, adaptive 3 to 9", simCfg{K: 10, R: 3, maxR: 9, perWindow: 1000}},
+		{"3% per run, 10,000 requests a run", "runs, adaptive 3 to 12", simCfg{K: 10, R: 3, maxR: 12, perWindow: 1000}},
 		{"3% job, 1% run, 3 runs a job", "one level (jobs not told)", simCfg{K: 10, R: 3, perJob: 3, jobNoise: 0.03, runNoise: 0.01, unlabeled: true}},
+		{"3% job, 1% run, 3 runs a job", "jobs and runs, no prior", simCfg{K: 10, R: 3, perJob: 3, jobNoise: 0.03, runNoise: 0.01, noPrior: true}},
 		{"3% job, 1% run, 3 runs a job", "jobs and runs", simCfg{K: 10, R: 3, perJob: 3, jobNoise: 0.03, runNoise: 0.01}},
+		{"3% job, 1% run, 3 runs a job, 10,000 requests a run", "jobs and runs", simCfg{K: 10, R: 3, perJob: 3, jobNoise: 0.03, runNoise: 0.01, perWindow: 1000}},
+		{"6% job, 1% run, 3 runs a job", "jobs and runs, no prior", simCfg{K: 10, R: 3, perJob: 3, jobNoise: 0.06, runNoise: 0.01, noPrior: true}},
+		{"6% job, 1% run, 3 runs a job", "jobs and runs", simCfg{K: 10, R: 3, perJob: 3, jobNoise: 0.06, runNoise: 0.01}},
 		{"3% job, 1% run", "paired A/B, 3 pairs in one job", simCfg{R: 3, paired: true, jobNoise: 0.03, runNoise: 0.01}},
 		{"3% job, 1% run", "paired A/B, 5 pairs in one job", simCfg{R: 5, paired: true, jobNoise: 0.03, runNoise: 0.01}},
 		{"3% job, 1% run", "paired A/B, 8 pairs in one job", simCfg{R: 8, paired: true, jobNoise: 0.03, runNoise: 0.01}},

@@ -23,6 +23,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.StringArrayVar(&c.Metrics, "metric", nil, "gated statistic metric[:stat][:tolerance], e.g. time_to_first_token:p99:10% (repeatable; default TTFT p50/p99, ITL p50/p99, request_latency p99, output_token_throughput)")
 	fs.StringVar(&c.NoiseFloor, "noise-floor", c.NoiseFloor, "run-to-run noise assumed with a single baseline run")
 	fs.StringVar(&c.JobNoiseFloor, "job-noise-floor", c.JobNoiseFloor, "job-to-job noise assumed at least when the baseline's runs come from fewer than 3 jobs")
+	fs.StringVar(&c.JobNoisePrior, "job-noise-prior", c.JobNoisePrior, "with 3 baseline jobs or more, the weight in jobs of the belief that the job-to-job noise is the floor (0: none)")
 	fs.Float64Var(&c.Alpha, "alpha", c.Alpha, "one-sided significance level of each test (Holm-corrected across metrics)")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "bootstrap seed")
 	fs.IntVar(&c.Resamples, "resamples", c.Resamples, "bootstrap resamples per run")

@@ -93,6 +93,7 @@ type Thresholds struct {
 	MaxErrorRate       string   `yaml:"max-error-rate"`
 	NoiseFloor         string   `yaml:"noise-floor"`
 	JobNoiseFloor      string   `yaml:"job-noise-floor"`
+	JobNoisePrior      string   `yaml:"job-noise-prior"`
 	Alpha              float64  `yaml:"alpha"`
 	Metrics            []string `yaml:"metrics"`
 	FailOnInconclusive bool     `yaml:"fail-on-inconclusive"`

@@ -236,7 +236,8 @@ func (g *gate) runScenarios(ctx context.Context, target, baseTarget string, cmp 
 			alpha = cmp.st.Options.Alpha
 		}
 		looks := compare.Looks(g.cfg.Repeats, most, alpha)
-		for li, look := range looks {
+		for li := 0; li < len(looks); li++ {
+			look := looks[li]
 			if n := len(gs.Candidate); look.N > n {
 				if budget := g.cfg.TimeBudget; li > 0 && budget > 0 && time.Since(started)+lookTime > budget {
 					gs.lookNote = fmt.Sprintf("still inconclusive after %d runs: the next look would pass the time budget of %s", n, budget)
@@ -253,6 +254,12 @@ func (g *gate) runScenarios(ctx context.Context, target, baseTarget string, cmp 
 			}
 			if err := g.compareScenario(ctx, cmp, &gs, look); err != nil {
 				return nil, err
+			}
+			if li == 0 && !gs.Paired && len(gs.Baseline) > 0 {
+				// The later looks share the stored baseline runs, now known:
+				// their levels count the correlation that adds (the first
+				// look's level is the same either way).
+				looks = compare.LooksAgainst(g.cfg.Repeats, most, len(gs.Baseline), alpha)
 			}
 			if len(looks) > 1 {
 				gs.lookNote = fmt.Sprintf("adaptive repeats: look %d of %d after %d runs in %.1fs, at α %.3g for a FAIL and %.3g for a PASS, of the %.3g each spends over the looks", li+1, len(looks), look.N, time.Since(started).Seconds(), look.Alpha, look.PassAlpha, cmp.st.Options.Alpha)
@@ -368,7 +375,7 @@ func (g *gate) judgeConfig() judge.Config {
 	for _, f := range []struct {
 		v   string
 		dst *string
-	}{{t.MaxRegression, &c.MaxRegression}, {t.NoiseFloor, &c.NoiseFloor}, {t.JobNoiseFloor, &c.JobNoiseFloor}, {t.MaxErrorRate, &c.MaxErrorRate}} {
+	}{{t.MaxRegression, &c.MaxRegression}, {t.NoiseFloor, &c.NoiseFloor}, {t.JobNoiseFloor, &c.JobNoiseFloor}, {t.JobNoisePrior, &c.JobNoisePrior}, {t.MaxErrorRate, &c.MaxErrorRate}} {
 		if f.v != "" {
 			*f.dst = f.v
 		}

@@ -22,6 +22,7 @@ type Config struct {
 	MaxRegression string   // default tolerance: how much worse a metric may get
 	NoiseFloor    string   // run-to-run noise assumed with a single baseline run
 	JobNoiseFloor string   // job-to-job noise assumed at least when the baseline's runs come from fewer than 3 jobs
+	JobNoisePrior string   // the weight, in jobs, of the belief that the job-to-job noise is JobNoiseFloor (3 jobs or more)
 	MaxErrorRate  string   // candidate error rate above which the gate fails, whatever the latency
 	Metrics       []string // gated statistics metric[:stat][:tolerance]; empty: DefaultGated
 	Alpha         float64  // one-sided level of each test, Holm-corrected across metrics
@@ -38,6 +39,7 @@ var Default = Config{
 	MaxRegression: "5%",
 	NoiseFloor:    strconv.FormatFloat(100*compare.DefaultOptions.NoiseFloor, 'g', -1, 64) + "%",
 	JobNoiseFloor: strconv.FormatFloat(100*compare.DefaultOptions.JobNoiseFloor, 'g', -1, 64) + "%",
+	JobNoisePrior: strconv.FormatFloat(compare.DefaultOptions.JobNoisePrior, 'g', -1, 64),
 	MaxErrorRate:  "1%",
 	Alpha:         compare.DefaultOptions.Alpha,
 	Seed:          compare.DefaultOptions.Seed,
@@ -73,6 +75,15 @@ func (c *Config) Parse() (*Settings, error) {
 		jnf, err = ParsePercent("--job-noise-floor", c.JobNoiseFloor)
 		errs = append(errs, err)
 	}
+	jnp := compare.DefaultOptions.JobNoisePrior
+	if c.JobNoisePrior != "" {
+		v, err := strconv.ParseFloat(c.JobNoisePrior, 64)
+		if err != nil || !(v >= 0 && v <= 1000) {
+			errs = append(errs, fmt.Errorf("--job-noise-prior %q: want a number of jobs from 0 to 1000", c.JobNoisePrior))
+		} else {
+			jnp = v
+		}
+	}
 	maxErr, err := ParsePercent("--max-error-rate", c.MaxErrorRate)
 	errs = append(errs, err)
 	if !(c.Alpha > 0 && c.Alpha < 0.5) {
@@ -94,7 +105,7 @@ func (c *Config) Parse() (*Settings, error) {
 		names = DefaultGated
 	}
 	st := &Settings{MaxErrorRate: maxErr, AllowMismatch: c.AllowMismatch,
-		Options: compare.Options{Alpha: c.Alpha, NoiseFloor: nf, JobNoiseFloor: jnf, Seed: c.Seed, Resamples: c.Resamples, Estimator: est}}
+		Options: compare.Options{Alpha: c.Alpha, NoiseFloor: nf, JobNoiseFloor: jnf, JobNoisePrior: jnp, Seed: c.Seed, Resamples: c.Resamples, Estimator: est}}
 	for _, n := range names {
 		sp, err := ParseSpec(n, tol)
 		if err != nil {

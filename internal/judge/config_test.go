@@ -52,10 +52,30 @@ func TestDefaultIsCompares(t *testing.T) {
 	}
 	o := compare.DefaultOptions
 	got := st.Options
-	if got.Alpha != o.Alpha || got.NoiseFloor != o.NoiseFloor || got.JobNoiseFloor != o.JobNoiseFloor || got.Seed != o.Seed || got.Resamples != o.Resamples || reflect.ValueOf(got.Estimator).Pointer() != reflect.ValueOf(o.Estimator).Pointer() {
+	if got.Alpha != o.Alpha || got.NoiseFloor != o.NoiseFloor || got.JobNoiseFloor != o.JobNoiseFloor || got.JobNoisePrior != o.JobNoisePrior || got.Seed != o.Seed || got.Resamples != o.Resamples || reflect.ValueOf(got.Estimator).Pointer() != reflect.ValueOf(o.Estimator).Pointer() {
 		t.Errorf("options %+v, compare.DefaultOptions %+v", st.Options, o)
 	}
 	if len(st.Specs) != len(DefaultGated) || st.MaxErrorRate != 0.01 {
 		t.Errorf("%d specs, max error rate %v", len(st.Specs), st.MaxErrorRate)
+	}
+}
+
+// A job-noise prior is a number of jobs; anything else names the flag.
+func TestJobNoisePrior(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		want float64
+		err  bool
+	}{{"0", 0, false}, {"3.5", 3.5, false}, {"", compare.DefaultOptions.JobNoisePrior, false}, {"-1", 0, true}, {"2%", 0, true}, {"NaN", 0, true}} {
+		cfg := Default
+		cfg.JobNoisePrior = c.in
+		st, err := cfg.Parse()
+		switch {
+		case c.err && (err == nil || !strings.Contains(err.Error(), "--job-noise-prior")):
+			t.Errorf("%q: error %v, want one naming --job-noise-prior", c.in, err)
+		case !c.err && (err != nil || st.Options.JobNoisePrior != c.want):
+			t.Errorf("%q: %v, %v; want %v", c.in, st, err, c.want)
+		}
 	}
 }

@@ -255,7 +255,7 @@ func decide(s *gate.Scenario) string {
 	case needR > 0:
 		how = fmt.Sprintf("`repeats: %d` (now %d), or `max-repeats: %d` to let the gate add runs until it decides", needR, r, needR)
 	case needTol > 0:
-		how = fmt.Sprintf("a tolerance of at least %.3g%%: this job's noise hides anything finer, whatever its runs", 100*needTol)
+		how = fmt.Sprintf("a tolerance of at least %.3g%%: this job's noise hides anything finer, whatever its runs; or paired A/B mode (`baseline-server`), which runs the baseline build beside this one in the same job, so that the job's noise cancels", 100*needTol)
 	case holm:
 		how = "more runs (`repeats`, or `max-repeats` to add them until it decides)"
 	default:
