@@ -33,6 +33,7 @@ func simFlags(fs *pflag.FlagSet, cfg *sim.Config, o *simOptions) {
 	fs.DurationVar(&cfg.ITL, "itl", cfg.ITL, "exact mode: time between tokens")
 	fs.IntVar(&cfg.MinLen, "min-output", cfg.MinLen, "shortest natural output (without max_tokens + ignore_eos)")
 	fs.IntVar(&cfg.MaxLen, "max-output", cfg.MaxLen, "longest natural output")
+	fs.IntVar(&cfg.ReasoningTokens, "reasoning-tokens", 0, "chat: the first N tokens of every answer are reasoning (reasoning_content, as vLLM's reasoning parsers and DeepSeek send it), the rest the answer")
 	fs.BoolVar(&cfg.CloseAfterStream, "close-after-stream", false, "quirk: close a kept-alive connection when the next request arrives on it after a stream (as llama-server does)")
 	fs.StringVar(&o.preset, "preset", engine.DefaultPreset, "engine mode: the engine preset (its speeds, batch and KV cache, fitted to published figures)")
 	fs.IntVar(&o.maxSeqs, "max-num-seqs", 0, "engine mode: sequences in the running batch, at most (default: the preset's)")

@@ -303,6 +303,7 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Rec
 // streamState is what reading one stream keeps between its events.
 type streamState struct {
 	text     []byte // the content received, counted at the end (a BPE count can't be summed over chunks)
+	thought  []byte // the reasoning received, likewise
 	buf      [256]byte
 	done     bool // [DONE] arrived
 	finished bool // a finish_reason arrived in a fully decoded chunk
@@ -324,7 +325,7 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 		st.done = true
 		return true, false
 	}
-	text, full, perr := endpoint.Scan(ev.Data, st.buf[:0])
+	text, reasoning, full, perr := endpoint.Scan(ev.Data, st.buf[:0])
 	if perr != nil {
 		c.fail(rec, record.ErrMalformed, fmt.Sprintf("chunk %q: %v", snippet(ev.Data), perr))
 		return true, true
@@ -354,7 +355,15 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 			}
 		}
 		rec.Chunks = append(rec.Chunks, ev.At)
-		st.text = append(st.text, text...)
+		if reasoning > 0 {
+			st.thought = append(st.thought, text[:reasoning]...)
+		}
+		if len(text) > reasoning {
+			if rec.FirstOutput == 0 && len(st.thought) > 0 {
+				rec.FirstOutput = ev.At
+			}
+			st.text = append(st.text, text[reasoning:]...)
+		}
 	}
 	return false, false
 }
@@ -366,11 +375,11 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 // latency must not pass for a fast answer.
 func (c *Client) endStream(rec *record.Record, st *streamState, end int64) {
 	rec.End = end
-	c.output(rec, string(st.text))
+	c.output(rec, string(st.text), string(st.thought))
 	switch {
 	case !st.done && !st.finished && !hasFinish(st.tail[:st.tailN]):
 		rec.ErrKind, rec.ErrMsg = record.ErrStreamCut, fmt.Sprintf("the stream ended after %d chunks with neither [DONE] nor a finish_reason", len(rec.Chunks))
-	case len(st.text) == 0:
+	case len(st.text) == 0 && len(st.thought) == 0:
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "stream ended with no content"
 	}
 }
@@ -413,8 +422,8 @@ func (c *Client) parseWhole(b []byte, rec *record.Record) {
 	if r.Usage != nil {
 		rec.ServerISL, rec.ServerOSL = r.Usage.PromptTokens, r.Usage.CompletionTokens
 	}
-	c.output(rec, r.Content)
-	if r.Content == "" {
+	c.output(rec, r.Content, r.Reasoning)
+	if r.Content == "" && r.Reasoning == "" {
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "response had no content"
 	}
 }
@@ -423,15 +432,25 @@ func (c *Client) parseWhole(b []byte, rec *record.Record) {
 // CountLater, the text kept for the record's owner to count (CountOSL) off
 // the request's goroutine, so that a closed loop's next send never waits
 // on a tokenizer.
-func (c *Client) output(rec *record.Record, text string) {
+func (c *Client) output(rec *record.Record, text, reasoning string) {
 	if c.KeepOutput || c.CountLater {
-		rec.Output = text
+		rec.Output = text // (a session's history holds the answers, not the reasoning)
 	}
 	if c.CountLater && !c.KeepOutput {
-		rec.OSLPending = true
+		rec.Reasoning, rec.OSLPending = reasoning, true
 		return
 	}
-	rec.OSL = c.Tokenizer().Count(text)
+	count(rec, text, reasoning, c.Tokenizer())
+}
+
+// count sets a record's OSL, reasoning included, and its reasoning tokens.
+// Each text is counted on its own, as the server generates and counts them.
+func count(rec *record.Record, text, reasoning string, tok *tokenizer.Tokenizer) {
+	rec.ReasoningTokens = 0
+	if reasoning != "" {
+		rec.ReasoningTokens = tok.Count(reasoning)
+	}
+	rec.OSL = tok.Count(text) + rec.ReasoningTokens
 }
 
 // CountOSL counts a record's output that CountLater left for later, and
@@ -443,7 +462,8 @@ func CountOSL(rec *record.Record, tok *tokenizer.Tokenizer) {
 	if tok == nil {
 		tok = tokenizer.Builtin()
 	}
-	rec.OSL, rec.Output, rec.OSLPending = tok.Count(rec.Output), "", false
+	count(rec, rec.Output, rec.Reasoning, tok)
+	rec.Output, rec.Reasoning, rec.OSLPending = "", "", false
 }
 
 // Tokenizer is Tok, or the builtin when Tok is nil.

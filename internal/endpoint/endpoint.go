@@ -33,7 +33,8 @@ type Usage struct {
 
 // Chunk is what one streamed event carries.
 type Chunk struct {
-	Content   string // generated text in this chunk (content or reasoning)
+	Content   string // generated answer text in this chunk
+	Reasoning string // generated reasoning text (reasoning_content or reasoning), before the answer
 	Usage     *Usage
 	Finish    string // finish_reason, when the chunk has one
 	ServerErr string // an error object the server put in the stream
@@ -120,16 +121,19 @@ func marshalBody(fields map[string]any, in Input) ([]byte, error) {
 
 // wireChoice covers the fields both OpenAI shapes use in a choice.
 type wireChoice struct {
-	Delta *struct {
-		Content          *string `json:"content"`
-		ReasoningContent *string `json:"reasoning_content"`
-	} `json:"delta"`
-	Message *struct {
-		Content          *string `json:"content"`
-		ReasoningContent *string `json:"reasoning_content"`
-	} `json:"message"`
+	Delta   *wireMessage `json:"delta"`
+	Message *wireMessage `json:"message"`
 	Text         *string `json:"text"`
 	FinishReason *string `json:"finish_reason"`
+}
+
+// wireMessage is a delta or a message: the answer, and the reasoning as
+// DeepSeek and vLLM's reasoning parsers send it (reasoning_content), or as
+// newer vLLM and OpenRouter do (reasoning).
+type wireMessage struct {
+	Content          *string `json:"content"`
+	ReasoningContent *string `json:"reasoning_content"`
+	Reasoning        *string `json:"reasoning"`
 }
 
 type wireObject struct {
@@ -150,11 +154,11 @@ func parseOpenAI(data []byte) (Chunk, error) {
 		c.ServerErr = string(o.Error)
 	}
 	for _, ch := range o.Choices {
-		if ch.Delta != nil {
-			c.Content += deref(ch.Delta.ReasoningContent) + deref(ch.Delta.Content)
-		}
-		if ch.Message != nil {
-			c.Content += deref(ch.Message.ReasoningContent) + deref(ch.Message.Content)
+		for _, m := range []*wireMessage{ch.Delta, ch.Message} {
+			if m != nil {
+				c.Reasoning += deref(m.ReasoningContent) + deref(m.Reasoning)
+				c.Content += deref(m.Content)
+			}
 		}
 		c.Content += deref(ch.Text)
 		if ch.FinishReason != nil {

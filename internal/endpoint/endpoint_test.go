@@ -33,7 +33,7 @@ func TestParseChunks(t *testing.T) {
 	}{
 		{"role", `{"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`, "", "", false, false},
 		{"content", `{"choices":[{"index":0,"delta":{"content":" hi"},"finish_reason":null}]}`, " hi", "", false, false},
-		{"reasoning", `{"choices":[{"index":0,"delta":{"reasoning_content":"think"}}]}`, "think", "", false, false},
+		{"reasoning", `{"choices":[{"index":0,"delta":{"reasoning_content":"think"}}]}`, "", "", false, false},
 		{"finish", `{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`, "", "length", false, false},
 		{"usage", `{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}`, "", "", true, false},
 		{"text", `{"object":"text_completion","choices":[{"index":0,"text":" yo","finish_reason":null}]}`, " yo", "", false, false},
@@ -46,6 +46,18 @@ func TestParseChunks(t *testing.T) {
 		}
 		if got.Content != c.content || got.Finish != c.finish || (got.Usage != nil) != c.usage || (got.ServerErr != "") != c.serr {
 			t.Errorf("%s: got %+v", c.name, got)
+		}
+	}
+	// Reasoning is kept apart from the answer, in both names servers use.
+	for in, want := range map[string][2]string{
+		`{"choices":[{"index":0,"delta":{"reasoning_content":"think"}}]}`:                  {"think", ""},
+		`{"choices":[{"index":0,"delta":{"reasoning":"hmm","content":null}}]}`:             {"hmm", ""},
+		`{"choices":[{"index":0,"message":{"reasoning_content":"r","content":"answer"}}]}`: {"r", "answer"},
+		`{"choices":[{"index":0,"delta":{"reasoning_content":null,"content":" it is"}}]}`:  {"", " it is"},
+	} {
+		got, err := Chat{}.ParseChunk([]byte(in))
+		if err != nil || got.Reasoning != want[0] || got.Content != want[1] {
+			t.Errorf("%s: reasoning %q, content %q (%v); want %q", in, got.Reasoning, got.Content, err, want)
 		}
 	}
 	if _, err := (Chat{}).ParseChunk([]byte(`{"choices":[`)); err == nil {

@@ -7,31 +7,35 @@ import (
 )
 
 // Scan is the hot path's chunk reader: it finds a streamed OpenAI chunk's
-// generated text without decoding the JSON. The keys "content",
-// "reasoning_content" and "text" are matched only where a key can stand
+// generated text without decoding the JSON: the reasoning first (the keys
+// "reasoning_content" and "reasoning"; content[:reasoning]), then the
+// answer ("content" and "text"). Keys are matched only where a key can stand
 // (an unescaped quote, the name, a quote and a colon: inside a JSON string
 // every quote is escaped), and their string values are returned as raw
 // bytes, unescaped only when they hold a backslash. A chunk that carries a
 // usage object or an error falls back to the full decoder, since a metric
 // needs those. The returned slice may alias data.
-func Scan(data []byte, buf []byte) (content []byte, full *Chunk, err error) {
+func Scan(data []byte, buf []byte) (content []byte, reasoning int, full *Chunk, err error) {
 	if bytes.Contains(data, []byte(`"usage":{`)) || bytes.Contains(data, []byte(`"error":`)) {
 		c, err := parseOpenAI(data)
 		if err != nil {
-			return nil, nil, err
+			return nil, 0, nil, err
 		}
-		return []byte(c.Content), &c, nil
+		return []byte(c.Reasoning + c.Content), len(c.Reasoning), &c, nil
 	}
 	if !wellFormed(data) {
 		_, err := parseOpenAI(data)
 		if err == nil {
 			err = errors.New("not a JSON object")
 		}
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	out := buf[:0]
 	aliased := false
-	for _, key := range [][]byte{[]byte(`"reasoning_content":`), []byte(`"content":`), []byte(`"text":`)} {
+	for ki, key := range scanKeys {
+		if ki == answerKeys {
+			reasoning = len(out)
+		}
 		rest := data
 		for {
 			i := bytes.Index(rest, key)
@@ -57,7 +61,7 @@ func Scan(data []byte, buf []byte) (content []byte, full *Chunk, err error) {
 			case escaped:
 				var s string
 				if err := json.Unmarshal(rest[:end+1], &s); err != nil {
-					return nil, nil, err
+					return nil, 0, nil, err
 				}
 				out = append(out, s...)
 			case len(out) == 0:
@@ -69,8 +73,14 @@ func Scan(data []byte, buf []byte) (content []byte, full *Chunk, err error) {
 			rest = rest[end+1:]
 		}
 	}
-	return out, nil, nil
+	return out, reasoning, nil, nil
 }
+
+// scanKeys are the keys whose string values Scan returns, in order: the
+// reasoning ones, then, from answerKeys on, the answer's.
+var scanKeys = [][]byte{[]byte(`"reasoning_content":`), []byte(`"reasoning":`), []byte(`"content":`), []byte(`"text":`)}
+
+const answerKeys = 2
 
 // wellFormed is the hot path's check that a chunk is whole: one object,
 // its strings closed, its braces and brackets paired, nothing after it.

@@ -15,6 +15,9 @@ func TestScanMatchesDecoder(t *testing.T) {
 		`{"choices":[{"index":0,"delta":{"content":" hello"},"logprobs":null,"finish_reason":null}]}`,
 		`{"choices":[{"index":0,"delta":{"content":"say \"hi\"\n\u00e9"}}]}`,
 		`{"choices":[{"index":0,"delta":{"reasoning_content":"think","content":" more"}}]}`,
+		`{"choices":[{"index":0,"delta":{"reasoning":" hmm, \"so\"","content":null}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":null,"reasoning_content":" first"}}]}`,
+		`{"choices":[{"index":0,"delta":{"reasoning_content":"a","reasoning":"b","content":"c"}}],"usage":{"prompt_tokens":1,"completion_tokens":3}}`,
 		`{"choices":[{"index":0,"delta":{"content": null}}]}`,
 		`{"choices":[{"index":0,"text":" yo","logprobs":null,"finish_reason":null}]}`,
 		`{"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"}}]}`,
@@ -32,12 +35,12 @@ func TestScanMatchesDecoder(t *testing.T) {
 			t.Fatal(err)
 		}
 		data := []byte(c)
-		got, full, err := Scan(data, make([]byte, 0, 64))
+		got, reasoning, full, err := Scan(data, make([]byte, 0, 64))
 		if err != nil {
 			t.Fatalf("%s: %v", c, err)
 		}
-		if string(got) != want.Content {
-			t.Errorf("%s: content %q, decoder %q", c, got, want.Content)
+		if string(got[:reasoning]) != want.Reasoning || string(got[reasoning:]) != want.Content {
+			t.Errorf("%s: reasoning %q and content %q, decoder %q and %q", c, got[:reasoning], got[reasoning:], want.Reasoning, want.Content)
 		}
 		if (full != nil) != (want.Usage != nil || want.ServerErr != "") {
 			t.Errorf("%s: fallback %v", c, full != nil)
@@ -49,7 +52,7 @@ func TestScanMatchesDecoder(t *testing.T) {
 	for _, bad := range []string{`{"choices":[`, `{"choices":[{"delta":{"content":"unterminated}}]}`,
 		`{"choices":[]}{"choices":[]}`, `{"choices":[{"delta":{"content":"x"}}]`, `{"choices":[{"delta":{"content":"x"}]]}`,
 		`"content"`, ``, `{"choices":[{"delta":{"content":"x"}}]}]`} {
-		if _, _, err := Scan([]byte(bad), nil); err == nil {
+		if _, _, _, err := Scan([]byte(bad), nil); err == nil {
 			t.Errorf("malformed %q accepted", bad)
 		}
 	}
@@ -98,7 +101,7 @@ func BenchmarkScanChunk(b *testing.B) {
 	buf := make([]byte, 0, 256)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		c, _, _ := Scan(data, buf)
+		c, _, _, _ := Scan(data, buf)
 		if len(c) != 5 {
 			b.Fatal(string(c))
 		}

@@ -19,7 +19,7 @@ func FuzzScan(f *testing.F) {
 	f.Add([]byte(`{"error":{"message":"boom"}}`), "")
 	f.Fuzz(func(t *testing.T, data []byte, text string) {
 		in := append([]byte(nil), data...)
-		_, _, err := Scan(data, make([]byte, 0, 16))
+		_, _, _, err := Scan(data, make([]byte, 0, 16))
 		if !bytes.Equal(in, data) {
 			t.Fatalf("Scan wrote to its input: %q became %q", in, data)
 		}
@@ -33,9 +33,9 @@ func FuzzScan(f *testing.F) {
 		if err := json.Unmarshal(v, &want); err != nil {
 			t.Fatal(err)
 		}
-		got, full, err := Scan(chunk, nil)
-		if err != nil || full != nil {
-			t.Fatalf("%s: err %v, fallback %v", chunk, err, full != nil)
+		got, reasoning, full, err := Scan(chunk, nil)
+		if err != nil || full != nil || reasoning != 0 {
+			t.Fatalf("%s: err %v, fallback %v, reasoning %d", chunk, err, full != nil, reasoning)
 		}
 		if string(got) != want {
 			t.Fatalf("%s: content %q, want %q", chunk, got, want)
@@ -43,6 +43,12 @@ func FuzzScan(f *testing.F) {
 		dec, err := parseOpenAI(chunk)
 		if err != nil || dec.Content != want {
 			t.Fatalf("%s: decoder %q (%v), want %q", chunk, dec.Content, err, want)
+		}
+		// The same text as reasoning, before an answer: split where it ends.
+		chunk = []byte(`{"choices":[{"index":0,"delta":{"reasoning":` + string(v) + `,"content":"ok"},"finish_reason":null}]}`)
+		got, reasoning, _, err = Scan(chunk, nil)
+		if err != nil || string(got[:reasoning]) != want || string(got[reasoning:]) != "ok" {
+			t.Fatalf("%s: reasoning %q and content %q (%v), want %q and \"ok\"", chunk, got[:reasoning], got[reasoning:], err, want)
 		}
 	})
 }

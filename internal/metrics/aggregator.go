@@ -139,6 +139,8 @@ func NewAggregator(w time.Duration, slos []config.SLO) *Aggregator {
 	}
 	a.dists[ISL] = newSeries(unit(ISL), "tokens", 1, 1<<30)
 	a.dists[OSL] = newSeries(unit(OSL), "tokens", 1, 1<<30)
+	a.dists[ReasoningTokens] = newSeries(unit(ReasoningTokens), "tokens", 1, 1<<30)
+	a.dists[TTFO] = newSeries(unit(TTFO), "us", 1000, hour)
 	a.dists[PerUser] = newSeries(unit(PerUser), "mtokens/sec/user", 1000, 1<<40)
 	a.lag = newSeries("ms", "us", 1000, hour)
 	return a
@@ -283,6 +285,14 @@ func RecordMetrics(r *record.Record) map[string]float64 {
 	out := map[string]float64{ISL: float64(r.ISL), OSL: float64(r.OSL)}
 	if r.NewConn && r.Connected >= r.Sent && r.Sent > 0 {
 		out[ConnSetup] = ms(r.Connected - r.Sent)
+	}
+	if r.ReasoningTokens > 0 {
+		out[ReasoningTokens] = float64(r.ReasoningTokens)
+		if r.Streaming && r.FirstOutput >= r.Sent && r.FirstOutput > 0 {
+			out[TTFO] = ms(r.FirstOutput - r.Sent)
+		}
+	} else if r.Streaming && len(r.Chunks) > 0 {
+		out[TTFO] = ms(r.FirstToken - r.Sent) // no reasoning: the first token is the answer's
 	}
 	if r.Streaming && len(r.Chunks) > 0 && r.Written > 0 && r.FirstToken >= r.Written {
 		out[TTFTFromWrite] = ms(r.FirstToken - r.Written)

@@ -25,6 +25,8 @@ var Facts = []Fact{
 	{Name: ISL, Display: "Input Sequence Length", Short: "ISL", Unit: "tokens"},
 	{Name: TTFTFromDue, Display: "Time to First Token from Due", Short: "TTFT from due", Unit: "ms"},
 	{Name: RequestLatencyFromDue, Display: "Request Latency from Due", Short: "Latency from due", Unit: "ms"},
+	{Name: TTFO, Display: "Time to First Output Token", Short: "TTFO", Unit: "ms"},
+	{Name: ReasoningTokens, Display: "Reasoning Token Count", Short: "Reasoning tokens", Unit: "tokens"},
 	{Name: TTFTFromWrite, Display: "Time to First Token from Write", Short: "TTFT from write", Unit: "ms"},
 	{Name: ConnSetup, Display: "Connection Setup", Short: "Connection setup", Unit: "ms"},
 	{Name: OutputTput, Display: "Output Token Throughput", Short: "Output tokens/s", Unit: "tokens/sec", Rate: true, HigherIsBetter: true},

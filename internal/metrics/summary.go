@@ -46,6 +46,11 @@ const (
 	// send, as every peer defines it) includes; ConnSetup is that wait
 	// and dial, for the requests that dialled a new connection.
 	TTFTFromWrite = "time_to_first_token_from_write"
+	// TTFO is AIPerf's time to first output token: the first answer token
+	// after any reasoning (TTFT counts the first token of any kind);
+	// ReasoningTokens is each request's reasoning token count.
+	TTFO            = "time_to_first_output_token"
+	ReasoningTokens = "reasoning_token_count"
 	ConnSetup     = "connection_setup"
 	OutputTput    = "output_token_throughput"
 	RequestTput   = "request_throughput"

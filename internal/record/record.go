@@ -34,19 +34,26 @@ type Record struct {
 	Warmup    bool   `json:"warmup,omitempty"`
 	SlotWait  bool   `json:"slot_wait,omitempty"` // due, but waited for a free concurrency slot
 
-	Due        int64   `json:"due_ns"`                  // when the plan wanted it sent
-	Sent       int64   `json:"sent_ns"`                 // when the request was handed to the connection pool (TTFT counts from here, as every peer's does)
-	Connected  int64   `json:"connected_ns,omitempty"`  // it had a connection: at once if kept alive, after the dial if new
-	NewConn    bool    `json:"new_conn,omitempty"`      // that connection was dialled for it
-	Written    int64   `json:"written_ns,omitempty"`    // it went onto the socket (the event loop: as its write began; net/http: its write returned)
-	FirstByte  int64   `json:"first_byte_ns,omitempty"` // response headers arrived
-	FirstToken int64   `json:"first_token_ns,omitempty"`
-	Chunks     []int64 `json:"chunks_ns,omitempty"` // arrival of every chunk with content
-	End        int64   `json:"end_ns"`
+	Due         int64   `json:"due_ns"`                    // when the plan wanted it sent
+	Sent        int64   `json:"sent_ns"`                   // when the request was handed to the connection pool (TTFT counts from here, as every peer's does)
+	Connected   int64   `json:"connected_ns,omitempty"`    // it had a connection: at once if kept alive, after the dial if new
+	NewConn     bool    `json:"new_conn,omitempty"`        // that connection was dialled for it
+	Written     int64   `json:"written_ns,omitempty"`      // it went onto the socket (the event loop: as its write began; net/http: its write returned)
+	FirstByte   int64   `json:"first_byte_ns,omitempty"`   // response headers arrived
+	FirstToken  int64   `json:"first_token_ns,omitempty"`  // the first token of any kind, reasoning too
+	FirstOutput int64   `json:"first_output_ns,omitempty"` // the first answer token, after any reasoning (when they differ)
+	Chunks      []int64 `json:"chunks_ns,omitempty"`       // arrival of every chunk with content
+	End         int64   `json:"end_ns"`
 
 	Streaming bool `json:"streaming"`
 	ISL       int  `json:"isl"` // the client's count (the plan's prompt length)
-	OSL       int  `json:"osl"` // the client's count of the text received
+	OSL       int  `json:"osl"` // the client's count of the text received, reasoning included
+	// ReasoningTokens is the client's count of the reasoning text
+	// (reasoning_content or reasoning), part of OSL.
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
+	// Reasoning is the reasoning text, kept to be counted later with
+	// Output (OSLPending); never written.
+	Reasoning string `json:"-"`
 	// Output is the text received, kept only when the client is asked to
 	// (a multi-turn session threads it into the next turn); not written.
 	Output string `json:"-"`

@@ -117,6 +117,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 		s.metrics.observe(&truth)
 	}()
 	rp := &reply{sh: sh, n: n, finish: finish, h: h, arrival: arrival, usage: usage, truth: &truth, eng: es, fault: f, badAt: -1, sent: n}
+	if sh.roleChunk {
+		rp.reason = min(s.cfg.ReasoningTokens, n)
+	}
 	switch f {
 	case faultMalformed:
 		rp.badAt = n / 2
@@ -183,6 +186,7 @@ type reply struct {
 	truth     *Truth
 	eng       *engSeq // engine mode
 	fault     fault
+	reason    int // the first tokens that are reasoning (chat, ReasoningTokens)
 	badAt     int // the chunk sent broken (faultMalformed), else −1
 	sent      int // chunks sent before the connection is reset (faultDisconnect), else n
 }
@@ -298,12 +302,19 @@ func (rp *reply) event(buf []byte, k int) []byte {
 	}
 	buf = append(buf, "data: "...)
 	buf = append(buf, prefix...)
-	buf = append(buf, sh.contentPre...)
+	if k < rp.reason {
+		buf = append(buf, reasoningPre...)
+	} else {
+		buf = append(buf, sh.contentPre...)
+	}
 	buf = append(buf, ' ')
 	buf = append(buf, tokenizer.Word(int(h)+k)...)
 	buf = append(buf, sh.contentPost...)
 	return append(buf, "]}\n\n"...)
 }
+
+// reasoningPre starts a chat chunk of reasoning (the rest is contentPost's).
+const reasoningPre = `{"index":0,"delta":{"reasoning_content":"`
 
 // end appends the finish chunk, the usage chunk when asked for, and
 // [DONE].
@@ -366,8 +377,16 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, rp *reply) {
 		text = append(text, ' ')
 		text = append(text, tokenizer.Word(int(rp.h)+k)...)
 	}
+	choice := rp.sh.whole(string(text), rp.finish)
+	if rp.reason > 0 {
+		cut := 0 // the reasoning is the first rp.reason words
+		for k := 0; k < rp.reason; k++ {
+			cut += 1 + len(tokenizer.Word(int(rp.h)+k))
+		}
+		choice = `{"index":0,"message":{"role":"assistant","reasoning_content":"` + string(text[:cut]) + `","content":"` + string(text[cut:]) + `"},"logprobs":null,"finish_reason":"` + rp.finish + `"}`
+	}
 	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, rp.prefix+rp.sh.whole(string(text), rp.finish)+"],"+rp.usageJSON()+"}")
+	io.WriteString(w, rp.prefix+choice+"],"+rp.usageJSON()+"}")
 	truth.FirstToken = int64(time.Since(arrival))
 }
 

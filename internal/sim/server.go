@@ -42,6 +42,9 @@ type Config struct {
 	// streamed response the connection looks reusable, but the next
 	// request on it is read and answered by a close.
 	CloseAfterStream bool
+	// ReasoningTokens: in chat, the first this many tokens of an answer
+	// are reasoning (reasoning_content), as a reasoning model's are.
+	ReasoningTokens int
 	// Mode is "exact" (the default: every token on TTFT + k·ITL) or
 	// "engine": every token when the engine model (Engine) produces it.
 	Mode   string
