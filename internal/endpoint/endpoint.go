@@ -121,10 +121,10 @@ func marshalBody(fields map[string]any, in Input) ([]byte, error) {
 
 // wireChoice covers the fields both OpenAI shapes use in a choice.
 type wireChoice struct {
-	Delta   *wireMessage `json:"delta"`
-	Message *wireMessage `json:"message"`
-	Text         *string `json:"text"`
-	FinishReason *string `json:"finish_reason"`
+	Delta        *wireMessage `json:"delta"`
+	Message      *wireMessage `json:"message"`
+	Text         *string      `json:"text"`
+	FinishReason *string      `json:"finish_reason"`
 }
 
 // wireMessage is a delta or a message: the answer, and the reasoning as

@@ -51,10 +51,10 @@ const (
 	// ReasoningTokens is each request's reasoning token count.
 	TTFO            = "time_to_first_output_token"
 	ReasoningTokens = "reasoning_token_count"
-	ConnSetup     = "connection_setup"
-	OutputTput    = "output_token_throughput"
-	RequestTput   = "request_throughput"
-	Goodput       = "goodput"
+	ConnSetup       = "connection_setup"
+	OutputTput      = "output_token_throughput"
+	RequestTput     = "request_throughput"
+	Goodput         = "goodput"
 )
 
 // Percentiles reported for every distribution.
