@@ -9,6 +9,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -321,11 +322,11 @@ func (st *streamState) start(rec *record.Record, maxTokens int) {
 // onEvent takes one SSE event into rec: over at [DONE], failed (and rec
 // marked) when the event is malformed or carries a server error.
 func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (over, failed bool) {
-	if len(ev.Data) == 6 && string(ev.Data) == "[DONE]" {
+	if c.Kind.Done(ev.Data) {
 		st.done = true
 		return true, false
 	}
-	text, reasoning, full, perr := endpoint.Scan(ev.Data, st.buf[:0])
+	text, reasoning, full, perr := c.Kind.Scan(ev.Data, st.buf[:0])
 	if perr != nil {
 		c.fail(rec, record.ErrMalformed, fmt.Sprintf("chunk %q: %v", snippet(ev.Data), perr))
 		return true, true
@@ -344,7 +345,11 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 		return true, true
 	}
 	if full != nil && full.Usage != nil {
-		rec.ServerISL, rec.ServerOSL = full.Usage.PromptTokens, full.Usage.CompletionTokens
+		// (Anthropic's input count comes at the start, the output's at the end.)
+		if u := full.Usage; u.PromptTokens > 0 || u.CompletionTokens > 0 {
+			rec.ServerISL = cmp.Or(u.PromptTokens, rec.ServerISL)
+			rec.ServerOSL = cmp.Or(u.CompletionTokens, rec.ServerOSL)
+		}
 	}
 	if len(text) > 0 {
 		if rec.FirstToken == 0 {
@@ -384,18 +389,24 @@ func (c *Client) endStream(rec *record.Record, st *streamState, end int64) {
 	}
 }
 
-// hasFinish reports whether a chunk carries a finish_reason that is a
-// string (not null); a chunk has one choice.
+// hasFinish reports whether a chunk carries a finish_reason (or, in
+// Anthropic's events, a stop_reason) that is a string (not null); a chunk
+// has one choice.
 func hasFinish(data []byte) bool {
-	i := bytes.Index(data, []byte(`"finish_reason":`))
-	if i < 0 {
-		return false
+	for _, key := range []string{`"finish_reason":`, `"stop_reason":`} {
+		i := bytes.Index(data, []byte(key))
+		if i < 0 {
+			continue
+		}
+		rest := data[i+len(key):]
+		for len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
+			rest = rest[1:]
+		}
+		if len(rest) > 0 && rest[0] == '"' {
+			return true
+		}
 	}
-	rest := data[i+len(`"finish_reason":`):]
-	for len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
-		rest = rest[1:]
-	}
-	return len(rest) > 0 && rest[0] == '"'
+	return false
 }
 
 func (c *Client) readWhole(ctx context.Context, body io.Reader, rec *record.Record, clock func() int64) {
@@ -506,7 +517,9 @@ func (c *Client) setHeaders(h http.Header, requestID string) {
 		h.Set("X-Request-ID", requestID)
 	}
 	if c.APIKey != "" {
-		h.Set("Authorization", "Bearer "+c.APIKey)
+		for _, kv := range c.Kind.Auth(c.APIKey) {
+			h.Set(kv[0], kv[1])
+		}
 	}
 	for _, kv := range c.Headers {
 		h.Set(kv[0], kv[1])

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/aiperf-action/aiperf-action/internal/dataset"
+	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 	"math"
 	"net/url"
@@ -20,10 +21,10 @@ import (
 	"strings"
 )
 
-// Endpoint types.
+// Endpoint types (endpoint.Types has them all).
 const (
-	EndpointChat        = "chat"
-	EndpointCompletions = "completions"
+	EndpointChat        = endpoint.TypeChat
+	EndpointCompletions = endpoint.TypeCompletions
 )
 
 // Profile is one load profile: what to send, where, and how hard.
@@ -229,10 +230,10 @@ func (p *Profile) Validate() error {
 	if _, err := p.TargetURL(); err != nil {
 		bad("-u/--url: %v", err)
 	}
-	switch p.EndpointType {
-	case EndpointChat, EndpointCompletions:
-	default:
-		bad("--endpoint-type %q: want chat or completions", p.EndpointType)
+	if t, err := endpoint.Lookup(p.EndpointType); err != nil {
+		bad("--endpoint-type: %v", err)
+	} else {
+		p.EndpointType = t.Name // an alias is its type, in the plan and its hash
 	}
 	if p.Concurrency < 1 {
 		bad("--concurrency %d: must be at least 1", p.Concurrency)
@@ -327,10 +328,11 @@ func JoinPath(base, custom, def string) string {
 	return base + path
 }
 
-// DefaultPath is the OpenAI path for an endpoint type.
+// DefaultPath is an endpoint type's path (chat's for an unknown type,
+// which Validate refuses).
 func DefaultPath(endpointType string) string {
-	if endpointType == EndpointCompletions {
-		return "/v1/completions"
+	if t, err := endpoint.Lookup(endpointType); err == nil {
+		return t.Path
 	}
 	return "/v1/chat/completions"
 }

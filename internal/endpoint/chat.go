@@ -6,7 +6,7 @@ import (
 )
 
 // Chat is the OpenAI /v1/chat/completions codec.
-type Chat struct{}
+type Chat struct{ openAI }
 
 var _ Kind = Chat{}
 

@@ -1,7 +1,7 @@
 package endpoint
 
 // Completions is the OpenAI /v1/completions codec.
-type Completions struct{}
+type Completions struct{ openAI }
 
 var _ Kind = Completions{}
 

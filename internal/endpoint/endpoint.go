@@ -10,8 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-
-	"github.com/aiperf-action/aiperf-action/internal/config"
+	"strings"
 )
 
 // Input is what a request body is built from.
@@ -48,17 +47,76 @@ type Kind interface {
 	Build(in Input) ([]byte, error)
 	ParseChunk(data []byte) (Chunk, error)
 	ParseResponse(body []byte) (Response, error)
+	// Scan is the hot path's reading of one streamed event: its generated
+	// text, reasoning first (content[:reasoning]), without a full decode
+	// where it can; full is the decoded event where one was needed (usage,
+	// an error, a finish). The returned slice may alias data or buf.
+	Scan(data, buf []byte) (content []byte, reasoning int, full *Chunk, err error)
+	// Done reports the event that ends a stream ([DONE], message_stop).
+	Done(data []byte) bool
+	// Auth is the headers that carry an API key.
+	Auth(apiKey string) [][2]string
+}
+
+// Endpoint type names, AIPerf's.
+const (
+	TypeChat        = "chat"
+	TypeCompletions = "completions"
+	TypeMessages    = "messages"
+)
+
+// A Type is one endpoint type: its name (AIPerf's), the names it is also
+// known by, the path its API has, and its codec.
+type Type struct {
+	Name    string
+	Aliases []string
+	Path    string
+	Kind    Kind
+}
+
+// Types are the endpoint types, in --help's order.
+var Types = []Type{
+	{Name: TypeChat, Path: "/v1/chat/completions", Kind: Chat{}},
+	{Name: TypeCompletions, Path: "/v1/completions", Kind: Completions{}},
+	{Name: TypeMessages, Aliases: []string{"anthropic_messages"}, Path: "/v1/messages", Kind: Messages{}},
+}
+
+// Lookup finds an endpoint type by its name or an alias.
+func Lookup(name string) (Type, error) {
+	var names []string
+	for _, t := range Types {
+		if t.Name == name {
+			return t, nil
+		}
+		for _, a := range t.Aliases {
+			if a == name {
+				return t, nil
+			}
+		}
+		names = append(names, t.Name)
+	}
+	return Type{}, fmt.Errorf("unknown endpoint type %q (known: %s)", name, strings.Join(names, ", "))
 }
 
 // For returns the codec for an endpoint type.
 func For(endpointType string) (Kind, error) {
-	switch endpointType {
-	case config.EndpointChat:
-		return Chat{}, nil
-	case config.EndpointCompletions:
-		return Completions{}, nil
+	t, err := Lookup(endpointType)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("unknown endpoint type %q", endpointType)
+	return t.Kind, nil
+}
+
+// openAI is what the OpenAI-style kinds share: the fast scanner, [DONE] and
+// a bearer token.
+type openAI struct{}
+
+func (openAI) Scan(data, buf []byte) ([]byte, int, *Chunk, error) { return Scan(data, buf) }
+
+func (openAI) Done(data []byte) bool { return len(data) == 6 && string(data) == "[DONE]" }
+
+func (openAI) Auth(apiKey string) [][2]string {
+	return [][2]string{{"Authorization", "Bearer " + apiKey}}
 }
 
 // marshalBody marshals fields plus extra (extra wins) with sorted keys, so

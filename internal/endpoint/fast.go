@@ -16,15 +16,22 @@ import (
 // usage object or an error falls back to the full decoder, since a metric
 // needs those. The returned slice may alias data.
 func Scan(data []byte, buf []byte) (content []byte, reasoning int, full *Chunk, err error) {
+	return scan(data, buf, scanKeys, answerKeys, parseOpenAI)
+}
+
+// scan is Scan over any JSON event: the string values of keys (those from
+// answerFrom on are the answer's, those before the reasoning's), and a full
+// decode where the event carries a usage object or an error.
+func scan(data, buf []byte, keys [][]byte, answerFrom int, decode func([]byte) (Chunk, error)) (content []byte, reasoning int, full *Chunk, err error) {
 	if bytes.Contains(data, []byte(`"usage":{`)) || bytes.Contains(data, []byte(`"error":`)) {
-		c, err := parseOpenAI(data)
+		c, err := decode(data)
 		if err != nil {
 			return nil, 0, nil, err
 		}
 		return []byte(c.Reasoning + c.Content), len(c.Reasoning), &c, nil
 	}
 	if !wellFormed(data) {
-		_, err := parseOpenAI(data)
+		_, err := decode(data)
 		if err == nil {
 			err = errors.New("not a JSON object")
 		}
@@ -32,8 +39,8 @@ func Scan(data []byte, buf []byte) (content []byte, reasoning int, full *Chunk, 
 	}
 	out := buf[:0]
 	aliased := false
-	for ki, key := range scanKeys {
-		if ki == answerKeys {
+	for ki, key := range keys {
+		if ki == answerFrom {
 			reasoning = len(out)
 		}
 		rest := data

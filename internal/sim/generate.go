@@ -24,7 +24,12 @@ type shape struct {
 	contentPre, contentPost string
 	finishFmt               func(reason string) string
 	whole                   func(text, reason string) string // the choice object of a whole response
+	// anthropic: Anthropic's messages API, whose events and message are
+	// written by their own functions (the fields above are unused).
+	anthropic bool
 }
+
+var messagesShape = shape{name: "messages", idPrefix: "msg_", anthropic: true, roleChunk: true}
 
 var chatShape = shape{
 	name: "chat", idPrefix: "chatcmpl-", chunkObj: "chat.completion.chunk", wholeObj: "chat.completion", roleChunk: true,
@@ -120,6 +125,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 	if sh.roleChunk {
 		rp.reason = min(s.cfg.ReasoningTokens, n)
 	}
+	rp.idStr, rp.modelJSON, rp.isl = id, string(mj), isl
 	switch f {
 	case faultMalformed:
 		rp.badAt = n / 2
@@ -187,6 +193,9 @@ type reply struct {
 	eng       *engSeq // engine mode
 	fault     fault
 	reason    int // the first tokens that are reasoning (chat, ReasoningTokens)
+	idStr     string
+	modelJSON string // the model's name as JSON
+	isl       int
 	badAt     int // the chunk sent broken (faultMalformed), else −1
 	sent      int // chunks sent before the connection is reset (faultDisconnect), else n
 }
@@ -292,10 +301,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rp *reply) {
 // event appends token k's SSE event (with the role chunk before the first).
 func (rp *reply) event(buf []byte, k int) []byte {
 	sh, prefix, h := &rp.sh, rp.prefix, rp.h
-	if k == 0 && sh.roleChunk {
+	if k == 0 && sh.roleChunk && !sh.anthropic {
 		buf = append(buf, "data: "...)
 		buf = append(buf, prefix...)
 		buf = append(buf, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
+	}
+	if sh.anthropic {
+		return rp.messagesEvent(buf, k)
 	}
 	if k == rp.badAt {
 		return append(buf, "data: "+prefix+"{\"index\":0,\"delta\":{\"content\":\" broken\n\n"...) // faultMalformed: cut off mid-object
@@ -313,12 +325,17 @@ func (rp *reply) event(buf []byte, k int) []byte {
 	return append(buf, "]}\n\n"...)
 }
 
+func (rp *reply) id() string { return rp.idStr }
+
 // reasoningPre starts a chat chunk of reasoning (the rest is contentPost's).
 const reasoningPre = `{"index":0,"delta":{"reasoning_content":"`
 
 // end appends the finish chunk, the usage chunk when asked for, and
 // [DONE].
 func (rp *reply) end(buf []byte) []byte {
+	if rp.sh.anthropic {
+		return rp.messagesEnd(buf)
+	}
 	buf = append(buf, "data: "...)
 	buf = append(buf, rp.prefix...)
 	buf = append(buf, rp.sh.finishFmt(rp.finish)...)
@@ -377,6 +394,12 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, rp *reply) {
 		text = append(text, ' ')
 		text = append(text, tokenizer.Word(int(rp.h)+k)...)
 	}
+	if rp.sh.anthropic {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, rp.messagesWhole(text))
+		truth.FirstToken = int64(time.Since(arrival))
+		return
+	}
 	choice := rp.sh.whole(string(text), rp.finish)
 	if rp.reason > 0 {
 		cut := 0 // the reasoning is the first rp.reason words
@@ -409,12 +432,16 @@ func promptTexts(req *request, f func(string)) {
 			}
 		}
 	}
+	if len(req.System) > 0 {
+		each(req.System) // (Anthropic's: before the messages, as the model reads it)
+	}
 	for _, m := range req.Messages {
 		each(m.Content)
 	}
 	if len(req.Prompt) > 0 {
 		each(req.Prompt)
 	}
+
 }
 
 // promptTokens counts the prompt with the builtin tokenizer.

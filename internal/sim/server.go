@@ -160,6 +160,7 @@ func New(cfg Config) *Server {
 	}
 	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, chatShape) })
 	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, completionShape) })
+	s.mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, messagesShape) })
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.mux.HandleFunc("GET /sim/truth", s.truthHandler)
@@ -235,6 +236,7 @@ type request struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
 	Prompt        json.RawMessage `json:"prompt"`
+	System        json.RawMessage `json:"system"` // Anthropic's system prompt
 	Stream        bool            `json:"stream"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`

@@ -1,0 +1,63 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/record"
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
+)
+
+// Stream fixtures written as the real servers emit them (testdata/streams:
+// Anthropic's event: lines, \r\n delimiters, a ping, a thinking block with
+// a signature, usage at the start and the end, an error event), read by
+// both client paths into the same record.
+func TestStreamFixtures(t *testing.T) {
+	tok := tokenizer.Builtin()
+	for _, c := range []struct {
+		file            string
+		kind            endpoint.Kind
+		answer, thought string
+		serverISL       int
+		serverOSL       int
+		errKind         string
+	}{
+		{file: "anthropic_thinking.sse", kind: endpoint.Messages{}, answer: "Hello, \"world\"\n", thought: " The user wants a", serverISL: 12, serverOSL: 9},
+		{file: "anthropic_error.sse", kind: endpoint.Messages{}, errKind: record.ErrServer},
+	} {
+		body, err := os.ReadFile(filepath.Join("testdata", "streams", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write(body)
+		}))
+		for _, path := range []string{"loop", "net/http"} {
+			cl := loopClient(t, srv.URL)
+			cl.Kind = c.kind
+			if path == "net/http" {
+				cl.Loop, cl.HTTP = nil, &http.Client{}
+			}
+			var rec record.Record
+			cl.Do(context.Background(), []byte(`{}`), "", 0, 0, &rec)
+			if c.errKind != "" {
+				if rec.ErrKind != c.errKind {
+					t.Errorf("%s, %s: error kind %q (%s), want %q", c.file, path, rec.ErrKind, rec.ErrMsg, c.errKind)
+				}
+				continue
+			}
+			wantR := tok.Count(c.thought)
+			if !rec.OK() || rec.ReasoningTokens != wantR || rec.OSL != wantR+tok.Count(c.answer) || rec.ServerISL != c.serverISL || rec.ServerOSL != c.serverOSL ||
+				rec.FirstToken == 0 || rec.FirstOutput < rec.FirstToken {
+				t.Errorf("%s, %s: %+v", c.file, path, rec)
+			}
+		}
+		srv.Close()
+	}
+}
