@@ -52,3 +52,40 @@ func FuzzScan(f *testing.F) {
 		}
 	})
 }
+
+// Anthropic's events: the scanner never panics or writes to its input, and
+// any string in a text_delta or a thinking_delta comes back exactly, as
+// the answer or as the reasoning, as the full decoder reads it.
+func FuzzMessagesScan(f *testing.F) {
+	f.Add([]byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}`), " hi")
+	f.Add([]byte(`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}`), `say "x"`)
+	f.Add([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), "\u00e9\n")
+	f.Add([]byte(`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`), `"text":"y"`)
+	f.Fuzz(func(t *testing.T, data []byte, text string) {
+		in := append([]byte(nil), data...)
+		_, _, _, err := Messages{}.Scan(data, make([]byte, 0, 16))
+		if !bytes.Equal(in, data) {
+			t.Fatalf("Scan wrote to its input: %q became %q", in, data)
+		}
+		if err == nil && !json.Valid(data) && !wellFormed(data) {
+			t.Fatalf("%q: neither JSON nor well formed, and no error", data)
+		}
+		v, _ := json.Marshal(text)
+		var want string
+		if err := json.Unmarshal(v, &want); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []struct{ typ, key string }{{"text_delta", "text"}, {"thinking_delta", "thinking"}} {
+			ev := []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"` + d.typ + `","` + d.key + `":` + string(v) + `}}`)
+			got, reasoning, _, err := Messages{}.Scan(ev, nil)
+			dec, derr := parseMessages(ev)
+			if err != nil || derr != nil {
+				t.Fatalf("%s: %v, %v", ev, err, derr)
+			}
+			answer, thought := string(got[reasoning:]), string(got[:reasoning])
+			if d.key == "text" && (answer != want || thought != "" || dec.Content != want) || d.key == "thinking" && (thought != want || answer != "" || dec.Reasoning != want) {
+				t.Fatalf("%s: answer %q, reasoning %q (decoder %q, %q), want %q", ev, answer, thought, dec.Content, dec.Reasoning, want)
+			}
+		}
+	})
+}
