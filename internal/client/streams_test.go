@@ -15,8 +15,11 @@ import (
 
 // Stream fixtures written as the real servers emit them (testdata/streams:
 // Anthropic's event: lines, \r\n delimiters, a ping, a thinking block with
-// a signature, usage at the start and the end, an error event), read by
-// both client paths into the same record.
+// a signature, usage at the start and the end, an error event; OpenAI's
+// Responses events, whose response.completed repeats the output; vLLM's
+// chat with a keep-alive comment, reasoning_content, null content, a
+// usage-only chunk, and an error in the stream), read by both client paths
+// into the same record.
 func TestStreamFixtures(t *testing.T) {
 	tok := tokenizer.Builtin()
 	for _, c := range []struct {
@@ -29,6 +32,9 @@ func TestStreamFixtures(t *testing.T) {
 	}{
 		{file: "anthropic_thinking.sse", kind: endpoint.Messages{}, answer: "Hello, \"world\"\n", thought: " The user wants a", serverISL: 12, serverOSL: 9},
 		{file: "anthropic_error.sse", kind: endpoint.Messages{}, errKind: record.ErrServer},
+		{file: "openai_responses.sse", kind: endpoint.Responses{}, answer: "Hi there, \"friend\"!", serverISL: 37, serverOSL: 7},
+		{file: "vllm_chat_reasoning.sse", kind: endpoint.Chat{}, answer: "Hello there", thought: "Okay, the user said hi.", serverISL: 10, serverOSL: 9},
+		{file: "vllm_chat_error.sse", kind: endpoint.Chat{}, errKind: record.ErrServer},
 	} {
 		body, err := os.ReadFile(filepath.Join("testdata", "streams", c.file))
 		if err != nil {
@@ -53,6 +59,12 @@ func TestStreamFixtures(t *testing.T) {
 				continue
 			}
 			wantR := tok.Count(c.thought)
+			if c.thought == "" && rec.FirstOutput != 0 {
+				t.Errorf("%s, %s: a first output stamp without reasoning", c.file, path)
+			}
+			if c.thought == "" {
+				rec.FirstOutput = rec.FirstToken
+			}
 			if !rec.OK() || rec.ReasoningTokens != wantR || rec.OSL != wantR+tok.Count(c.answer) || rec.ServerISL != c.serverISL || rec.ServerOSL != c.serverOSL ||
 				rec.FirstToken == 0 || rec.FirstOutput < rec.FirstToken {
 				t.Errorf("%s, %s: %+v", c.file, path, rec)

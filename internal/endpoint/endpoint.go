@@ -63,6 +63,7 @@ const (
 	TypeChat        = "chat"
 	TypeCompletions = "completions"
 	TypeMessages    = "messages"
+	TypeResponses   = "responses"
 )
 
 // A Type is one endpoint type: its name (AIPerf's), the names it is also
@@ -78,6 +79,7 @@ type Type struct {
 var Types = []Type{
 	{Name: TypeChat, Path: "/v1/chat/completions", Kind: Chat{}},
 	{Name: TypeCompletions, Path: "/v1/completions", Kind: Completions{}},
+	{Name: TypeResponses, Path: "/v1/responses", Kind: Responses{}},
 	{Name: TypeMessages, Aliases: []string{"anthropic_messages"}, Path: "/v1/messages", Kind: Messages{}},
 }
 

@@ -53,9 +53,10 @@ func FuzzScan(f *testing.F) {
 	})
 }
 
-// Anthropic's events: the scanner never panics or writes to its input, and
-// any string in a text_delta or a thinking_delta comes back exactly, as
-// the answer or as the reasoning, as the full decoder reads it.
+// Anthropic's events (and the Responses API's): the scanner never panics
+// or writes to its input, and any string in a text_delta or a
+// thinking_delta (an output_text or reasoning_text delta) comes back
+// exactly, as the answer or as the reasoning, as the full decoder reads it.
 func FuzzMessagesScan(f *testing.F) {
 	f.Add([]byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}`), " hi")
 	f.Add([]byte(`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}`), `say "x"`)
@@ -74,6 +75,15 @@ func FuzzMessagesScan(f *testing.F) {
 		var want string
 		if err := json.Unmarshal(v, &want); err != nil {
 			t.Fatal(err)
+		}
+		// The Responses API's deltas, likewise (one scanner underneath).
+		for _, typ := range []string{"response.output_text.delta", "response.reasoning_text.delta"} {
+			ev := []byte(`{"type":"` + typ + `","sequence_number":4,"item_id":"msg_1","output_index":0,"content_index":0,"delta":` + string(v) + `,"logprobs":[]}`)
+			got, reasoning, _, err := Responses{}.Scan(ev, nil)
+			dec, derr := parseResponsesEvent(ev)
+			if err != nil || derr != nil || string(got) != want || (reasoning > 0) != (typ != "response.output_text.delta" && want != "") || dec.Content+dec.Reasoning != want {
+				t.Fatalf("%s: %q (reasoning %d), %v, %v; decoder %+v; want %q", ev, got, reasoning, err, derr, dec, want)
+			}
 		}
 		for _, d := range []struct{ typ, key string }{{"text_delta", "text"}, {"thinking_delta", "thinking"}} {
 			ev := []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"` + d.typ + `","` + d.key + `":` + string(v) + `}}`)

@@ -27,6 +27,7 @@ type shape struct {
 	// anthropic: Anthropic's messages API, whose events and message are
 	// written by their own functions (the fields above are unused).
 	anthropic bool
+	responses bool // OpenAI's Responses API, likewise
 }
 
 var messagesShape = shape{name: "messages", idPrefix: "msg_", anthropic: true, roleChunk: true}
@@ -196,6 +197,7 @@ type reply struct {
 	idStr     string
 	modelJSON string // the model's name as JSON
 	isl       int
+	seq       int // the Responses API's sequence numbers
 	badAt     int // the chunk sent broken (faultMalformed), else −1
 	sent      int // chunks sent before the connection is reset (faultDisconnect), else n
 }
@@ -301,13 +303,16 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rp *reply) {
 // event appends token k's SSE event (with the role chunk before the first).
 func (rp *reply) event(buf []byte, k int) []byte {
 	sh, prefix, h := &rp.sh, rp.prefix, rp.h
-	if k == 0 && sh.roleChunk && !sh.anthropic {
+	if k == 0 && sh.roleChunk && !sh.anthropic && !sh.responses {
 		buf = append(buf, "data: "...)
 		buf = append(buf, prefix...)
 		buf = append(buf, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
 	}
 	if sh.anthropic {
 		return rp.messagesEvent(buf, k)
+	}
+	if sh.responses {
+		return rp.responsesEvent(buf, k)
 	}
 	if k == rp.badAt {
 		return append(buf, "data: "+prefix+"{\"index\":0,\"delta\":{\"content\":\" broken\n\n"...) // faultMalformed: cut off mid-object
@@ -335,6 +340,9 @@ const reasoningPre = `{"index":0,"delta":{"reasoning_content":"`
 func (rp *reply) end(buf []byte) []byte {
 	if rp.sh.anthropic {
 		return rp.messagesEnd(buf)
+	}
+	if rp.sh.responses {
+		return rp.responsesEnd(buf)
 	}
 	buf = append(buf, "data: "...)
 	buf = append(buf, rp.prefix...)
@@ -394,9 +402,13 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, rp *reply) {
 		text = append(text, ' ')
 		text = append(text, tokenizer.Word(int(rp.h)+k)...)
 	}
-	if rp.sh.anthropic {
+	if rp.sh.anthropic || rp.sh.responses {
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, rp.messagesWhole(text))
+		if rp.sh.anthropic {
+			io.WriteString(w, rp.messagesWhole(text))
+		} else {
+			io.WriteString(w, rp.responsesWhole(text))
+		}
 		truth.FirstToken = int64(time.Since(arrival))
 		return
 	}
@@ -432,14 +444,18 @@ func promptTexts(req *request, f func(string)) {
 			}
 		}
 	}
-	if len(req.System) > 0 {
-		each(req.System) // (Anthropic's: before the messages, as the model reads it)
+	for _, sys := range []json.RawMessage{req.System, req.Instructions} {
+		if len(sys) > 0 {
+			each(sys) // (before the messages, as the model reads it)
+		}
 	}
 	for _, m := range req.Messages {
 		each(m.Content)
 	}
-	if len(req.Prompt) > 0 {
-		each(req.Prompt)
+	for _, p := range []json.RawMessage{req.Prompt, req.Input} {
+		if len(p) > 0 {
+			each(p)
+		}
 	}
 
 }

@@ -160,6 +160,7 @@ func New(cfg Config) *Server {
 	}
 	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, chatShape) })
 	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, completionShape) })
+	s.mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, responsesShape) })
 	s.mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, messagesShape) })
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
@@ -236,7 +237,10 @@ type request struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
 	Prompt        json.RawMessage `json:"prompt"`
-	System        json.RawMessage `json:"system"` // Anthropic's system prompt
+	System        json.RawMessage `json:"system"`       // Anthropic's system prompt
+	Input         json.RawMessage `json:"input"`        // the Responses API's prompt
+	Instructions  json.RawMessage `json:"instructions"` // and its system prompt
+	MaxOutput     *int            `json:"max_output_tokens"`
 	Stream        bool            `json:"stream"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -258,6 +262,9 @@ func (s *Server) outputLen(req *request, h uint32) (n int, finish string) {
 	}
 	if req.MaxCompletionTokens != nil {
 		limit = *req.MaxCompletionTokens
+	}
+	if req.MaxOutput != nil {
+		limit = *req.MaxOutput
 	}
 	n, finish = natural, "stop"
 	if req.IgnoreEOS && limit > 0 {
