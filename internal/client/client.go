@@ -249,7 +249,7 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 		c.fail(rec, fmt.Sprintf("http_%d", resp.StatusCode), snippet(msg))
 		return
 	}
-	if c.Streaming && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	if c.Streaming && endpoint.Streamed(c.Kind, resp.Header.Get("Content-Type")) {
 		c.readStream(ctx, resp.Body, rec, maxTokens, stamp)
 	} else {
 		c.readWhole(ctx, resp.Body, rec, stamp)
@@ -270,6 +270,9 @@ func (c *Client) notStreamed(rec *record.Record, contentType string) {
 // so nothing is kept per chunk but its timestamp.
 func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Record, maxTokens int, clock func() int64) {
 	rd := sse.NewReader(body, clock)
+	if _, ok := c.Kind.(endpoint.LineFramed); ok {
+		rd.Lines()
+	}
 	end := int64(0)
 	var st streamState
 	st.start(rec, maxTokens)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"net"
 	"net/http"
 	"net/url"
@@ -48,7 +49,7 @@ type respHead struct {
 
 // readHead parses one complete response head (status line, headers and
 // the blank line) with net/http's parser.
-func (sc *scratch) readHead(h []byte) (respHead, error) {
+func (sc *scratch) readHead(h []byte, kind endpoint.Kind) (respHead, error) {
 	sc.head.Reset(h)
 	if sc.br == nil {
 		sc.br = bufio.NewReaderSize(&sc.head, 1024)
@@ -63,7 +64,7 @@ func (sc *scratch) readHead(h []byte) (respHead, error) {
 		return respHead{interim: true, status: resp.StatusCode}, nil
 	}
 	rh := respHead{status: resp.StatusCode, keep: !resp.Close,
-		sse: resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")}
+		sse: resp.StatusCode == http.StatusOK && endpoint.Streamed(kind, resp.Header.Get("Content-Type"))}
 	switch {
 	case len(resp.TransferEncoding) > 0 && resp.TransferEncoding[0] == "chunked":
 		rh.framing = byChunks
@@ -75,12 +76,16 @@ func (sc *scratch) readHead(h []byte) (respHead, error) {
 	return rh, nil
 }
 
-// decoder is the connection's SSE decoder, reset for a new stream.
-func (sc *scratch) decoder() *sse.Reader {
+// decoder is the connection's stream decoder, reset for a new stream: SSE,
+// or lines for a line-framed kind.
+func (sc *scratch) decoder(kind endpoint.Kind) *sse.Reader {
 	if sc.dec == nil {
 		sc.dec = sse.NewDecoder()
 	} else {
 		sc.dec.Reset()
+	}
+	if _, ok := kind.(endpoint.LineFramed); ok {
+		sc.dec.Lines()
 	}
 	return sc.dec
 }

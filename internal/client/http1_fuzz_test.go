@@ -93,7 +93,7 @@ func FuzzReadHead(f *testing.F) {
 			if i < 0 {
 				return
 			}
-			rh, err := sc.readHead(b[:i])
+			rh, err := sc.readHead(b[:i], endpoint.Chat{})
 			if err != nil {
 				return
 			}

@@ -127,7 +127,7 @@ func (in *inflight) feed(b []byte, at int64) {
 // parseHead takes the response head; false while a 1xx head was skipped
 // and the real one is still to come.
 func (in *inflight) parseHead(h []byte) bool {
-	rh, err := in.sc.readHead(h)
+	rh, err := in.sc.readHead(h, in.c.Kind)
 	if err != nil {
 		in.finish(err, false)
 		return true
@@ -143,7 +143,7 @@ func (in *inflight) parseHead(h []byte) bool {
 	in.sse = rh.sse
 	in.framing, in.left = rh.framing, rh.length
 	if in.sse {
-		in.dec = in.sc.decoder()
+		in.dec = in.sc.decoder(in.c.Kind)
 		in.st.start(in.rec, in.maxTokens)
 		in.st.onFirst = in.onFirst
 	}

@@ -18,8 +18,9 @@ import (
 // a signature, usage at the start and the end, an error event; OpenAI's
 // Responses events, whose response.completed repeats the output; vLLM's
 // chat with a keep-alive comment, reasoning_content, null content, a
-// usage-only chunk, and an error in the stream), read by both client paths
-// into the same record.
+// usage-only chunk, and an error in the stream; Ollama's NDJSON with
+// thinking, a last line without its newline, an error line), read by both
+// client paths into the same record.
 func TestStreamFixtures(t *testing.T) {
 	tok := tokenizer.Builtin()
 	for _, c := range []struct {
@@ -35,13 +36,20 @@ func TestStreamFixtures(t *testing.T) {
 		{file: "openai_responses.sse", kind: endpoint.Responses{}, answer: "Hi there, \"friend\"!", serverISL: 37, serverOSL: 7},
 		{file: "vllm_chat_reasoning.sse", kind: endpoint.Chat{}, answer: "Hello there", thought: "Okay, the user said hi.", serverISL: 10, serverOSL: 9},
 		{file: "vllm_chat_error.sse", kind: endpoint.Chat{}, errKind: record.ErrServer},
+		{file: "ollama_chat_thinking.ndjson", kind: endpoint.OllamaChat{}, answer: "Hello! \"Hi\"\n", thought: "Okay, a greeting.", serverISL: 26, serverOSL: 11},
+		{file: "ollama_generate.ndjson", kind: endpoint.OllamaGenerate{}, answer: "The sky", serverISL: 26, serverOSL: 2},
+		{file: "ollama_error.ndjson", kind: endpoint.OllamaGenerate{}, errKind: record.ErrServer},
 	} {
 		body, err := os.ReadFile(filepath.Join("testdata", "streams", c.file))
 		if err != nil {
 			t.Fatal(err)
 		}
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
+			ct := "text/event-stream"
+			if filepath.Ext(c.file) == ".ndjson" {
+				ct = "application/x-ndjson"
+			}
+			w.Header().Set("Content-Type", ct)
 			w.Write(body)
 		}))
 		for _, path := range []string{"loop", "net/http"} {

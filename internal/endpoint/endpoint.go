@@ -58,12 +58,28 @@ type Kind interface {
 	Auth(apiKey string) [][2]string
 }
 
+// LineFramed is a Kind whose streams are newline-delimited JSON (Ollama's)
+// rather than SSE.
+type LineFramed interface{ LineFramed() }
+
+// Streamed reports whether a response with Content-Type ct is k's stream:
+// text/event-stream, or for a line-framed kind application/x-ndjson (or
+// application/json, which some servers say of their lines).
+func Streamed(k Kind, ct string) bool {
+	if _, ok := k.(LineFramed); ok {
+		return strings.HasPrefix(ct, "application/x-ndjson") || strings.HasPrefix(ct, "application/json")
+	}
+	return strings.HasPrefix(ct, "text/event-stream")
+}
+
 // Endpoint type names, AIPerf's.
 const (
 	TypeChat        = "chat"
 	TypeCompletions = "completions"
 	TypeMessages    = "messages"
 	TypeResponses   = "responses"
+	TypeOllamaChat  = "ollama_chat"
+	TypeOllamaGen   = "ollama_generate"
 )
 
 // A Type is one endpoint type: its name (AIPerf's), the names it is also
@@ -81,6 +97,8 @@ var Types = []Type{
 	{Name: TypeCompletions, Path: "/v1/completions", Kind: Completions{}},
 	{Name: TypeResponses, Path: "/v1/responses", Kind: Responses{}},
 	{Name: TypeMessages, Aliases: []string{"anthropic_messages"}, Path: "/v1/messages", Kind: Messages{}},
+	{Name: TypeOllamaChat, Path: "/api/chat", Kind: OllamaChat{}},
+	{Name: TypeOllamaGen, Path: "/api/generate", Kind: OllamaGenerate{}},
 }
 
 // Lookup finds an endpoint type by its name or an alias.

@@ -180,7 +180,7 @@ func (c *connWriter) send(req *http.Request) error {
 // headers at once, then each chunk at its due time from the pacer.
 func (s *Server) streamConn(tk *takeover, r *http.Request, rp *reply, chunk func(k int, b []byte) []byte) {
 	n, arrival, truth := rp.sent, rp.arrival, rp.truth
-	hdr := "HTTP/1.1 200 OK\r\nCache-Control: no-cache\r\nContent-Type: text/event-stream; charset=utf-8\r\nDate: " +
+	hdr := "HTTP/1.1 200 OK\r\nCache-Control: no-cache\r\nContent-Type: " + rp.sh.streamType() + "\r\nDate: " +
 		time.Now().UTC().Format(http.TimeFormat) + "\r\nTransfer-Encoding: chunked\r\n"
 	if r.Close {
 		hdr += "Connection: close\r\n"

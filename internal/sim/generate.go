@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -28,6 +29,20 @@ type shape struct {
 	// written by their own functions (the fields above are unused).
 	anthropic bool
 	responses bool // OpenAI's Responses API, likewise
+	ollama    int  // Ollama's native APIs: ollamaChat or ollamaGenerate (NDJSON lines)
+}
+
+const (
+	ollamaChat = 1 + iota
+	ollamaGenerate
+)
+
+// streamType is the Content-Type of a stream of this shape.
+func (sh *shape) streamType() string {
+	if sh.ollama != 0 {
+		return "application/x-ndjson"
+	}
+	return "text/event-stream; charset=utf-8"
 }
 
 var messagesShape = shape{name: "messages", idPrefix: "msg_", anthropic: true, roleChunk: true}
@@ -251,7 +266,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rp *reply) {
 		return
 	}
 	fl, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.Header().Set("Content-Type", rp.sh.streamType())
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	if fl != nil {
@@ -303,7 +318,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rp *reply) {
 // event appends token k's SSE event (with the role chunk before the first).
 func (rp *reply) event(buf []byte, k int) []byte {
 	sh, prefix, h := &rp.sh, rp.prefix, rp.h
-	if k == 0 && sh.roleChunk && !sh.anthropic && !sh.responses {
+	if k == 0 && sh.roleChunk && !sh.anthropic && !sh.responses && sh.ollama == 0 {
 		buf = append(buf, "data: "...)
 		buf = append(buf, prefix...)
 		buf = append(buf, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
@@ -313,6 +328,9 @@ func (rp *reply) event(buf []byte, k int) []byte {
 	}
 	if sh.responses {
 		return rp.responsesEvent(buf, k)
+	}
+	if sh.ollama != 0 {
+		return rp.ollamaLine(buf, k)
 	}
 	if k == rp.badAt {
 		return append(buf, "data: "+prefix+"{\"index\":0,\"delta\":{\"content\":\" broken\n\n"...) // faultMalformed: cut off mid-object
@@ -343,6 +361,9 @@ func (rp *reply) end(buf []byte) []byte {
 	}
 	if rp.sh.responses {
 		return rp.responsesEnd(buf)
+	}
+	if rp.sh.ollama != 0 {
+		return rp.ollamaDone(buf, nil)
 	}
 	buf = append(buf, "data: "...)
 	buf = append(buf, rp.prefix...)
@@ -402,12 +423,15 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, rp *reply) {
 		text = append(text, ' ')
 		text = append(text, tokenizer.Word(int(rp.h)+k)...)
 	}
-	if rp.sh.anthropic || rp.sh.responses {
+	if rp.sh.anthropic || rp.sh.responses || rp.sh.ollama != 0 {
 		w.Header().Set("Content-Type", "application/json")
-		if rp.sh.anthropic {
+		switch {
+		case rp.sh.anthropic:
 			io.WriteString(w, rp.messagesWhole(text))
-		} else {
+		case rp.sh.responses:
 			io.WriteString(w, rp.responsesWhole(text))
+		default:
+			w.Write(bytes.TrimSuffix(rp.ollamaDone(nil, text), []byte("\n")))
 		}
 		truth.FirstToken = int64(time.Since(arrival))
 		return

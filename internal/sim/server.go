@@ -160,6 +160,8 @@ func New(cfg Config) *Server {
 	}
 	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, chatShape) })
 	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, completionShape) })
+	s.mux.HandleFunc("POST /api/chat", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, ollamaChatShape) })
+	s.mux.HandleFunc("POST /api/generate", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, ollamaGenerateShape) })
 	s.mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, responsesShape) })
 	s.mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, messagesShape) })
 	s.mux.HandleFunc("GET /v1/models", s.models)
@@ -236,12 +238,15 @@ type request struct {
 	Messages []struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
-	Prompt        json.RawMessage `json:"prompt"`
-	System        json.RawMessage `json:"system"`       // Anthropic's system prompt
-	Input         json.RawMessage `json:"input"`        // the Responses API's prompt
-	Instructions  json.RawMessage `json:"instructions"` // and its system prompt
-	MaxOutput     *int            `json:"max_output_tokens"`
-	Stream        bool            `json:"stream"`
+	Prompt       json.RawMessage `json:"prompt"`
+	System       json.RawMessage `json:"system"`       // Anthropic's system prompt
+	Input        json.RawMessage `json:"input"`        // the Responses API's prompt
+	Instructions json.RawMessage `json:"instructions"` // and its system prompt
+	MaxOutput    *int            `json:"max_output_tokens"`
+	Options      *struct {
+		NumPredict *int `json:"num_predict"`
+	} `json:"options"` // Ollama's
+	Stream        bool `json:"stream"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -265,6 +270,9 @@ func (s *Server) outputLen(req *request, h uint32) (n int, finish string) {
 	}
 	if req.MaxOutput != nil {
 		limit = *req.MaxOutput
+	}
+	if req.Options != nil && req.Options.NumPredict != nil {
+		limit = *req.Options.NumPredict
 	}
 	n, finish = natural, "stop"
 	if req.IgnoreEOS && limit > 0 {

@@ -2,6 +2,7 @@ package sse
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"testing"
@@ -16,8 +17,13 @@ type decoded struct {
 
 // decodeFed feeds stream to a decoder in the pieces cut at cuts (each a
 // position in stream, increasing), scanning after each, then ends it.
-func decodeFed(stream []byte, cuts []int) decoded {
+func decodeFed(stream []byte, cuts []int) decoded { return decodeFedAs(stream, cuts, false) }
+
+func decodeFedAs(stream []byte, cuts []int, lines bool) decoded {
 	d := NewDecoder()
+	if lines {
+		d.Lines()
+	}
 	var out decoded
 	prev := 0
 	for i, c := range append(cuts, len(stream)) {
@@ -43,8 +49,13 @@ func decodeFed(stream []byte, cuts []int) decoded {
 }
 
 // decodeRead reads stream through a Reader that gets one byte per Read.
-func decodeRead(stream []byte) decoded {
+func decodeRead(stream []byte) decoded { return decodeReadAs(stream, false) }
+
+func decodeReadAs(stream []byte, lines bool) decoded {
 	r := NewReader(iotest.OneByteReader(bytes.NewReader(stream)), func() int64 { return 1 })
+	if lines {
+		r.Lines()
+	}
 	var out decoded
 	for range len(stream) + 1 {
 		ev, err := r.Next()
@@ -99,6 +110,45 @@ func FuzzDecoder(f *testing.F) {
 		}
 		if whole.end != io.EOF && whole.end != io.ErrUnexpectedEOF {
 			t.Fatalf("end %v", whole.end)
+		}
+	})
+}
+
+// NDJSON (Ollama's streams): however a stream is cut into reads, the fed
+// decoder and the pulling Reader give the same events and end, and those
+// are exactly its non-blank lines, trimmed; a last line without its newline
+// counts when it is a whole JSON value, and is a cut stream otherwise.
+func FuzzLines(f *testing.F) {
+	f.Add([]byte("{\"message\":{\"content\":\"The\"},\"done\":false}\n{\"done\":true,\"eval_count\":2}\n"), uint16(9))
+	f.Add([]byte("{\"response\":\" a\"}\r\n\r\n  \n{\"done\":true}"), uint16(4))
+	f.Add([]byte("{\"response\":\" cut"), uint16(2))
+	f.Fuzz(func(t *testing.T, stream []byte, split uint16) {
+		if len(stream) > 4096 {
+			return
+		}
+		whole := decodeFedAs(stream, nil, true)
+		k := int(split) % (len(stream) + 1)
+		if got := decodeFedAs(stream, []int{k}, true); !same(whole, got) {
+			t.Fatalf("cut at %d: %+v, whole: %+v", k, got, whole)
+		}
+		if got := decodeReadAs(stream, true); !same(whole, got) {
+			t.Fatalf("Reader: %+v, decoder: %+v", got, whole)
+		}
+		want := decoded{end: io.EOF}
+		parts := bytes.Split(stream, []byte("\n"))
+		for i, p := range parts {
+			line := bytes.TrimSpace(p)
+			if len(line) == 0 {
+				continue
+			}
+			if i == len(parts)-1 && !json.Valid(line) { // no newline after it
+				want.end = io.ErrUnexpectedEOF
+				break
+			}
+			want.events = append(want.events, string(line))
+		}
+		if !same(whole, want) {
+			t.Fatalf("%q: %+v, want %+v", stream, whole, want)
 		}
 	})
 }

@@ -7,6 +7,7 @@ package sse
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,15 @@ type Reader struct {
 	err   error
 	last  int64 // time of the latest read
 	first int64 // time of the first read that returned bytes
+	lines bool  // NDJSON: every non-blank line is an event's data
+}
+
+// Lines makes r read newline-delimited JSON (Ollama's streams, NDJSON)
+// instead of SSE: each non-blank line is one event, its data the line.
+// It returns r.
+func (r *Reader) Lines() *Reader {
+	r.lines = true
+	return r
 }
 
 // NewReader reads from r, stamping reads with clock (called once each
@@ -85,7 +95,13 @@ func (r *Reader) tail() (Event, error) {
 		// but only if it ends in a newline; otherwise it was cut.
 		rest := r.buf[r.start:]
 		r.start = len(r.buf)
-		if rest[len(rest)-1] == '\n' {
+		if r.lines {
+			// A last line without its newline is a cut one, unless it is a
+			// whole JSON value: a server may end its last line with the body.
+			if d := bytes.TrimSpace(rest); rest[len(rest)-1] == '\n' || json.Valid(d) {
+				return Event{Data: d, At: r.last}, nil
+			}
+		} else if rest[len(rest)-1] == '\n' {
 			if d := r.parse(rest); d != nil {
 				return Event{Data: d, At: r.last}, nil
 			}
@@ -105,7 +121,7 @@ func NewDecoder() *Reader {
 
 // Reset empties a decoder for another stream, keeping its buffer.
 func (r *Reader) Reset() {
-	*r = Reader{r: r.r, clock: r.clock, buf: r.buf[:0], data: r.data[:0]}
+	*r = Reader{r: r.r, clock: r.clock, buf: r.buf[:0], data: r.data[:0], lines: r.lines}
 }
 
 // Feed adds bytes that a read returning at clock reading at delivered.
@@ -165,6 +181,17 @@ func (r *Reader) fill() {
 
 // scan finds the next complete event (terminated by a blank line) in buf.
 func (r *Reader) scan() (Event, bool) {
+	for r.lines {
+		rest := r.buf[r.start:]
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			return Event{}, false
+		}
+		r.start += i + 1
+		if line := bytes.TrimSpace(rest[:i]); len(line) > 0 {
+			return Event{Data: line, At: r.last}, true
+		}
+	}
 	for {
 		rest := r.buf[r.start:]
 		end, skip := eventEnd(rest)
