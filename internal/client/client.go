@@ -436,6 +436,12 @@ func (c *Client) parseWhole(b []byte, rec *record.Record) {
 	if r.Usage != nil {
 		rec.ServerISL, rec.ServerOSL = r.Usage.PromptTokens, r.Usage.CompletionTokens
 	}
+	if nt, ok := c.Kind.(endpoint.NonToken); ok {
+		if r.Items == 0 {
+			rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "the response held no "+nt.Unit()
+		}
+		return // nothing generated: no OSL
+	}
 	c.output(rec, r.Content, r.Reasoning)
 	if r.Content == "" && r.Reasoning == "" {
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "response had no content"

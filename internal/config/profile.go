@@ -234,6 +234,9 @@ func (p *Profile) Validate() error {
 		bad("--endpoint-type: %v", err)
 	} else {
 		p.EndpointType = t.Name // an alias is its type, in the plan and its hash
+		if _, ok := t.Kind.(endpoint.NonToken); ok && p.Streaming {
+			bad("--streaming: --endpoint-type %s answers whole (its API does not stream)", t.Name)
+		}
 	}
 	if p.Concurrency < 1 {
 		bad("--concurrency %d: must be at least 1", p.Concurrency)

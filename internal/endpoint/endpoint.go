@@ -37,6 +37,7 @@ type Chunk struct {
 	Usage     *Usage
 	Finish    string // finish_reason, when the chunk has one
 	ServerErr string // an error object the server put in the stream
+	Items     int    // a non-token answer's items (embeddings)
 }
 
 // Response is a whole non-streaming response.
@@ -80,6 +81,8 @@ const (
 	TypeResponses   = "responses"
 	TypeOllamaChat  = "ollama_chat"
 	TypeOllamaGen   = "ollama_generate"
+	TypeEmbeddings  = "embeddings"
+	TypeNIMEmbed    = "nim_embeddings"
 )
 
 // A Type is one endpoint type: its name (AIPerf's), the names it is also
@@ -99,6 +102,8 @@ var Types = []Type{
 	{Name: TypeMessages, Aliases: []string{"anthropic_messages"}, Path: "/v1/messages", Kind: Messages{}},
 	{Name: TypeOllamaChat, Path: "/api/chat", Kind: OllamaChat{}},
 	{Name: TypeOllamaGen, Path: "/api/generate", Kind: OllamaGenerate{}},
+	{Name: TypeEmbeddings, Path: "/v1/embeddings", Kind: Embeddings{}},
+	{Name: TypeNIMEmbed, Path: "/v1/embeddings", Kind: NIMEmbeddings{}},
 }
 
 // Lookup finds an endpoint type by its name or an alias.

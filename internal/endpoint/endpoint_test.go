@@ -97,3 +97,27 @@ func TestWithHistory(t *testing.T) {
 		t.Error("a completions body took a history")
 	}
 }
+
+// An embeddings answer counts its vectors (floats or base64), takes the
+// prompt count from usage, and an error object is the server's error.
+func TestParseEmbeddings(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string][2]int{
+		`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.0023064255,-0.009327292,0.015797347]}],"model":"text-embedding-3-small","usage":{"prompt_tokens":8,"total_tokens":8}}`: {1, 8},
+		`{"id":"embd-1","object":"list","created":1,"model":"e5","data":[{"index":0,"object":"embedding","embedding":"AAAAPwAAgD8="},{"index":1,"object":"embedding","embedding":[1,2]}],"usage":{"prompt_tokens":5,"total_tokens":5,"completion_tokens":0,"prompt_tokens_details":null}}`: {2, 5},
+		`{"object":"list","data":[],"usage":{"prompt_tokens":3,"total_tokens":3}}`: {0, 3},
+	} {
+		c, err := Embeddings{}.ParseResponse([]byte(in))
+		if err != nil || c.Items != want[0] || c.Usage == nil || c.Usage.PromptTokens != want[1] {
+			t.Errorf("%s: %+v, %v; want %d items, %d prompt tokens", in, c, err, want[0], want[1])
+		}
+	}
+	c, err := NIMEmbeddings{}.ParseResponse([]byte(`{"object":"error","error":{"message":"Input length 600 exceeds maximum allowed token size 512","type":"invalid_request_error"}}`))
+	if err != nil || c.ServerErr == "" {
+		t.Errorf("error answer: %+v, %v", c, err)
+	}
+	body, _ := NIMEmbeddings{}.Build(Input{Model: "nv-embedqa", Prompt: "what is a GPU", System: "query:", MaxTokens: 9, Stream: true})
+	if string(body) != `{"encoding_format":"float","input":["query: what is a GPU"],"input_type":"query","model":"nv-embedqa"}` {
+		t.Errorf("body %s", body)
+	}
+}

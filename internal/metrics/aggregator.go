@@ -383,7 +383,9 @@ func (a *Aggregator) Summary() *Summary {
 		return Metric{Rate: r}
 	}
 	if a.counts.OK > 0 {
-		s.Metrics[OutputTput] = rate(unit(OutputTput), float64(a.totalOSL), a.winTokens)
+		if a.totalOSL > 0 { // (an embeddings run generates no tokens: no token rate, rather than 0)
+			s.Metrics[OutputTput] = rate(unit(OutputTput), float64(a.totalOSL), a.winTokens)
+		}
 		s.Metrics[RequestTput] = rate(unit(RequestTput), float64(a.counts.OK), a.winOK)
 		if len(a.SLOs) > 0 {
 			s.Metrics[Goodput] = rate(unit(Goodput), float64(a.counts.Good), a.winGood)

@@ -162,6 +162,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, completionShape) })
 	s.mux.HandleFunc("POST /api/chat", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, ollamaChatShape) })
 	s.mux.HandleFunc("POST /api/generate", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, ollamaGenerateShape) })
+	s.mux.HandleFunc("POST /v1/embeddings", s.embeddings)
 	s.mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, responsesShape) })
 	s.mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, messagesShape) })
 	s.mux.HandleFunc("GET /v1/models", s.models)

@@ -1,0 +1,89 @@
+package sim
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
+)
+
+// embeddings answers /v1/embeddings as OpenAI's API does: one vector an
+// input (8 floats, from the input's hash), the prompt tokens in usage,
+// after TTFT (with the speed factor, as a prefill has).
+func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
+	arrival := s.arrival(r)
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "read body")
+		return
+	}
+	var req struct {
+		Model string          `json:"model"`
+		Input json.RawMessage `json:"input"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "invalid JSON body: "+err.Error())
+		return
+	}
+	var inputs []string
+	if json.Unmarshal(req.Input, &inputs) != nil {
+		var one string
+		if json.Unmarshal(req.Input, &one) != nil {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", "input: want a string or a list of strings")
+			return
+		}
+		inputs = []string{one}
+	}
+	h := hashBody(body)
+	switch s.cfg.Faults.pick(h) {
+	case faultError:
+		s.metrics.failed.Add(1)
+		apiError(w, http.StatusInternalServerError, "internal_server_error", "injected fault (--error-rate)")
+		return
+	case faultRateLimit:
+		s.metrics.failed.Add(1)
+		w.Header().Set("Retry-After", "1")
+		apiError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "injected fault (--rate-limit-rate)")
+		return
+	}
+	isl := 0
+	for _, in := range inputs {
+		isl += tokenizer.Count(in)
+	}
+	s.metrics.running.Add(1)
+	s.metrics.promptTokens.Add(int64(isl))
+	defer func() {
+		s.metrics.running.Add(-1)
+		s.metrics.requests.Add(1)
+	}()
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	if !waitUntil(r, t, arrival.Add(s.cfg.TTFT)) { // (TTFT has the speed factor in it)
+		return
+	}
+	model := req.Model
+	if model == "" {
+		model = s.cfg.Model
+	}
+	mj, _ := json.Marshal(model)
+	out := `{"object":"list","data":[`
+	for i := range inputs {
+		if i > 0 {
+			out += ","
+		}
+		out += `{"object":"embedding","index":` + strconv.Itoa(i) + `,"embedding":[`
+		for d := range 8 {
+			if d > 0 {
+				out += ","
+			}
+			out += strconv.FormatFloat(float64(int32(h*uint32(d+1+i)))/(1<<31), 'f', 6, 64)
+		}
+		out += `]}`
+	}
+	out += `],"model":` + string(mj) + `,"usage":{"prompt_tokens":` + strconv.Itoa(isl) + `,"total_tokens":` + strconv.Itoa(isl) + `}}`
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, out)
+}
