@@ -103,7 +103,7 @@ func TestWithHistory(t *testing.T) {
 func TestParseEmbeddings(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string][2]int{
-		`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.0023064255,-0.009327292,0.015797347]}],"model":"text-embedding-3-small","usage":{"prompt_tokens":8,"total_tokens":8}}`: {1, 8},
+		`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.0023064255,-0.009327292,0.015797347]}],"model":"text-embedding-3-small","usage":{"prompt_tokens":8,"total_tokens":8}}`:                                                                                    {1, 8},
 		`{"id":"embd-1","object":"list","created":1,"model":"e5","data":[{"index":0,"object":"embedding","embedding":"AAAAPwAAgD8="},{"index":1,"object":"embedding","embedding":[1,2]}],"usage":{"prompt_tokens":5,"total_tokens":5,"completion_tokens":0,"prompt_tokens_details":null}}`: {2, 5},
 		`{"object":"list","data":[],"usage":{"prompt_tokens":3,"total_tokens":3}}`: {0, 3},
 	} {
