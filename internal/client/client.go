@@ -347,6 +347,14 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 		c.fail(rec, record.ErrServer, snippet([]byte(full.ServerErr)))
 		return true, true
 	}
+	if _, ok := c.Kind.(endpoint.Cumulative); ok {
+		// Each event has the whole text so far: its new part is the rest.
+		if bytes.HasPrefix(text, st.text) {
+			text = text[len(st.text):]
+		} else {
+			st.text = st.text[:0] // (the server started over: take it whole)
+		}
+	}
 	if full != nil && full.Usage != nil {
 		// (Anthropic's input count comes at the start, the output's at the end.)
 		if u := full.Usage; u.PromptTokens > 0 || u.CompletionTokens > 0 {

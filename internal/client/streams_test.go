@@ -19,8 +19,10 @@ import (
 // Responses events, whose response.completed repeats the output; vLLM's
 // chat with a keep-alive comment, reasoning_content, null content, a
 // usage-only chunk, and an error in the stream; Ollama's NDJSON with
-// thinking, a last line without its newline, an error line), read by both
-// client paths into the same record.
+// thinking, a last line without its newline, an error line; TGI's token
+// events, "data:" without its space, a special end token and the whole
+// text at the end; SGLang's cumulative events), read by both client paths
+// into the same record.
 func TestStreamFixtures(t *testing.T) {
 	tok := tokenizer.Builtin()
 	for _, c := range []struct {
@@ -39,6 +41,8 @@ func TestStreamFixtures(t *testing.T) {
 		{file: "ollama_chat_thinking.ndjson", kind: endpoint.OllamaChat{}, answer: "Hello! \"Hi\"\n", thought: "Okay, a greeting.", serverISL: 26, serverOSL: 11},
 		{file: "ollama_generate.ndjson", kind: endpoint.OllamaGenerate{}, answer: "The sky", serverISL: 26, serverOSL: 2},
 		{file: "ollama_error.ndjson", kind: endpoint.OllamaGenerate{}, errKind: record.ErrServer},
+		{file: "tgi_generate_stream.sse", kind: endpoint.TGIGenerate{}, answer: " The sky is", serverOSL: 4},
+		{file: "sglang_generate.sse", kind: endpoint.SGLangGenerate{}, answer: " The sky is blue", serverISL: 7, serverOSL: 4},
 	} {
 		body, err := os.ReadFile(filepath.Join("testdata", "streams", c.file))
 		if err != nil {

@@ -19,7 +19,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.VarP(&onceURL{&p.URL, false}, "url", "u", "server base URL, e.g. http://127.0.0.1:8000 or http://gateway/qwen (the endpoint type's path is appended)")
 	fs.StringVar(&p.Endpoint, "endpoint", p.Endpoint, "custom endpoint path, appended to --url's (default from --endpoint-type)")
 	fs.StringVar(&p.Endpoint, "custom-endpoint", p.Endpoint, "alias of --endpoint (AIPerf's name)")
-	fs.StringVar(&p.EndpointType, "endpoint-type", p.EndpointType, "chat | completions | responses | messages (Anthropic's; also anthropic_messages) | ollama_chat | ollama_generate | embeddings | nim_embeddings")
+	fs.StringVar(&p.EndpointType, "endpoint-type", p.EndpointType, "chat | completions | responses | messages (Anthropic's; also anthropic_messages) | ollama_chat | ollama_generate | embeddings | nim_embeddings | huggingface_generate | sglang_generate")
 	fs.BoolVar(&p.Streaming, "streaming", p.Streaming, "stream responses (SSE)")
 	fs.IntVar(&p.Concurrency, "concurrency", p.Concurrency, "requests in flight (closed loop), split across workers")
 	fs.IntVar(&p.RequestCount, "request-count", p.RequestCount, "requests to send")

@@ -308,7 +308,11 @@ func (p *Profile) TargetURL() (string, error) {
 	if u.Fragment != "" {
 		return "", fmt.Errorf("%q: a URL to post to has no #fragment", p.URL)
 	}
-	u.Path = JoinPath(u.Path, p.Endpoint, DefaultPath(p.EndpointType))
+	def := DefaultPath(p.EndpointType)
+	if t, err := endpoint.Lookup(p.EndpointType); err == nil && p.Streaming && t.StreamPath != "" {
+		def = t.StreamPath
+	}
+	u.Path = JoinPath(u.Path, p.Endpoint, def)
 	u.RawPath = ""
 	return u.String(), nil
 }

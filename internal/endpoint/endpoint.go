@@ -83,15 +83,18 @@ const (
 	TypeOllamaGen   = "ollama_generate"
 	TypeEmbeddings  = "embeddings"
 	TypeNIMEmbed    = "nim_embeddings"
+	TypeTGI         = "huggingface_generate"
+	TypeSGLang      = "sglang_generate"
 )
 
 // A Type is one endpoint type: its name (AIPerf's), the names it is also
 // known by, the path its API has, and its codec.
 type Type struct {
-	Name    string
-	Aliases []string
-	Path    string
-	Kind    Kind
+	Name       string
+	Aliases    []string
+	Path       string
+	StreamPath string // where streaming requests go, when the API has its own path for them
+	Kind       Kind
 }
 
 // Types are the endpoint types, in --help's order.
@@ -104,6 +107,8 @@ var Types = []Type{
 	{Name: TypeOllamaGen, Path: "/api/generate", Kind: OllamaGenerate{}},
 	{Name: TypeEmbeddings, Path: "/v1/embeddings", Kind: Embeddings{}},
 	{Name: TypeNIMEmbed, Path: "/v1/embeddings", Kind: NIMEmbeddings{}},
+	{Name: TypeTGI, Path: "/generate", StreamPath: "/generate_stream", Kind: TGIGenerate{}},
+	{Name: TypeSGLang, Path: "/generate", Kind: SGLangGenerate{}},
 }
 
 // Lookup finds an endpoint type by its name or an alias.

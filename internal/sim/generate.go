@@ -30,6 +30,7 @@ type shape struct {
 	anthropic bool
 	responses bool // OpenAI's Responses API, likewise
 	ollama    int  // Ollama's native APIs: ollamaChat or ollamaGenerate (NDJSON lines)
+	native    int  // TGI's or SGLang's generate: nativeTGI, nativeSGLang
 }
 
 const (
@@ -81,6 +82,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 		msg, _ := json.Marshal("invalid JSON body: " + err.Error())
 		io.WriteString(w, `{"error":{"message":`+string(msg)+`,"type":"invalid_request_error","code":400}}`)
 		return
+	}
+	if sh.native == nativeTGI { // TGI streams by its path, not by a field
+		req.Stream = strings.HasSuffix(r.URL.Path, "/generate_stream")
 	}
 	h := hashBody(body)
 	n, finish := s.outputLen(&req, h)
@@ -332,6 +336,9 @@ func (rp *reply) event(buf []byte, k int) []byte {
 	if sh.ollama != 0 {
 		return rp.ollamaLine(buf, k)
 	}
+	if sh.native != 0 {
+		return rp.nativeEvent(buf, k)
+	}
 	if k == rp.badAt {
 		return append(buf, "data: "+prefix+"{\"index\":0,\"delta\":{\"content\":\" broken\n\n"...) // faultMalformed: cut off mid-object
 	}
@@ -364,6 +371,9 @@ func (rp *reply) end(buf []byte) []byte {
 	}
 	if rp.sh.ollama != 0 {
 		return rp.ollamaDone(buf, nil)
+	}
+	if rp.sh.native != 0 {
+		return rp.nativeEnd(buf)
 	}
 	buf = append(buf, "data: "...)
 	buf = append(buf, rp.prefix...)
@@ -423,13 +433,15 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, rp *reply) {
 		text = append(text, ' ')
 		text = append(text, tokenizer.Word(int(rp.h)+k)...)
 	}
-	if rp.sh.anthropic || rp.sh.responses || rp.sh.ollama != 0 {
+	if rp.sh.anthropic || rp.sh.responses || rp.sh.ollama != 0 || rp.sh.native != 0 {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case rp.sh.anthropic:
 			io.WriteString(w, rp.messagesWhole(text))
 		case rp.sh.responses:
 			io.WriteString(w, rp.responsesWhole(text))
+		case rp.sh.native != 0:
+			io.WriteString(w, rp.nativeWhole(text))
 		default:
 			w.Write(bytes.TrimSuffix(rp.ollamaDone(nil, text), []byte("\n")))
 		}
@@ -476,7 +488,7 @@ func promptTexts(req *request, f func(string)) {
 	for _, m := range req.Messages {
 		each(m.Content)
 	}
-	for _, p := range []json.RawMessage{req.Prompt, req.Input} {
+	for _, p := range []json.RawMessage{req.Prompt, req.Input, req.Inputs, req.Text} {
 		if len(p) > 0 {
 			each(p)
 		}

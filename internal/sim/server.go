@@ -163,6 +163,8 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /api/chat", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, ollamaChatShape) })
 	s.mux.HandleFunc("POST /api/generate", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, ollamaGenerateShape) })
 	s.mux.HandleFunc("POST /v1/embeddings", s.embeddings)
+	s.mux.HandleFunc("POST /generate", s.nativeGenerate)
+	s.mux.HandleFunc("POST /generate_stream", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, tgiShape) })
 	s.mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, responsesShape) })
 	s.mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, messagesShape) })
 	s.mux.HandleFunc("GET /v1/models", s.models)
@@ -247,6 +249,15 @@ type request struct {
 	Options      *struct {
 		NumPredict *int `json:"num_predict"`
 	} `json:"options"` // Ollama's
+	Inputs     json.RawMessage `json:"inputs"` // TGI's prompt
+	Parameters *struct {
+		MaxNewTokens *int `json:"max_new_tokens"`
+	} `json:"parameters"` // and its length
+	Text           json.RawMessage `json:"text"` // SGLang's prompt
+	SamplingParams *struct {
+		MaxNewTokens *int `json:"max_new_tokens"`
+		IgnoreEOS    bool `json:"ignore_eos"`
+	} `json:"sampling_params"`
 	Stream        bool `json:"stream"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -274,6 +285,15 @@ func (s *Server) outputLen(req *request, h uint32) (n int, finish string) {
 	}
 	if req.Options != nil && req.Options.NumPredict != nil {
 		limit = *req.Options.NumPredict
+	}
+	if req.Parameters != nil && req.Parameters.MaxNewTokens != nil {
+		limit = *req.Parameters.MaxNewTokens
+	}
+	if sp := req.SamplingParams; sp != nil {
+		if sp.MaxNewTokens != nil {
+			limit = *sp.MaxNewTokens
+		}
+		req.IgnoreEOS = req.IgnoreEOS || sp.IgnoreEOS
 	}
 	n, finish = natural, "stop"
 	if req.IgnoreEOS && limit > 0 {
