@@ -2,11 +2,11 @@ package cli
 
 import (
 	"math"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
+	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/sim"
 )
@@ -20,43 +20,18 @@ func TestNativeGenerateEndpoints(t *testing.T) {
 	cfg.TTFT, cfg.ITL = 12*time.Millisecond, 3*time.Millisecond
 	url := serveHandler(t, sim.New(cfg))
 	for _, typ := range []string{"huggingface_generate", "sglang_generate"} {
-		for _, c := range []struct {
-			name   string
-			stream bool
-			env    string
-		}{{"stream, loop", true, ""}, {"stream, net/http", true, "nethttp"}, {"whole", false, ""}} {
-			t.Run(typ+", "+c.name, func(t *testing.T) {
-				if c.env != "" {
-					t.Setenv("AIPERF_ACTION_CLIENT", c.env)
+		eachEndpointRun(t, typ, url, 6, []string{"-m", "tgi", "--endpoint-type", typ,
+			"--concurrency", "2", "--request-count", "6", "--isl", "20", "--osl", "9",
+			"--extra-inputs", "ignore_eos:true", "--random-seed", "6"},
+			func(t *testing.T, er endpointRun, run *result.Run, recs []record.Record) {
+				wantTokens(t, recs, 9, 0, 20, typ == "sglang_generate") // (TGI reports no prompt count)
+				if !er.stream {
+					return
 				}
-				dir := filepath.Join(t.TempDir(), "run")
-				args := []string{"profile", "-m", "tgi", "-u", url, "--endpoint-type", typ,
-					"--concurrency", "2", "--request-count", "6", "--isl", "20", "--osl", "9",
-					"--extra-inputs", "ignore_eos:true", "--random-seed", "6", "--no-server-metrics", "--artifact-dir", dir}
-				if c.stream {
-					args = append(args, "--streaming")
-				}
-				res := runCLI(t, time.Minute, args...)
-				if res.code != 0 {
-					t.Fatalf("exit %d\n%s", res.code, res.stderr)
-				}
-				run, err := result.Read(dir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if run.Counts.OK != 6 || run.Counts.Errors != 0 {
-					t.Fatalf("counts %+v", run.Counts)
-				}
-				for _, r := range readRecords(t, dir) {
-					if r.OSL != 9 || r.ServerOSL != 9 || (typ == "sglang_generate" && r.ServerISL != r.ISL) {
-						t.Errorf("request %d: OSL %d (server %d), ISL %d (server %d); want 9, 9", r.Index, r.OSL, r.ServerOSL, r.ISL, r.ServerISL)
-					}
-					if c.stream && len(r.Chunks) != 9 {
+				for _, r := range recs {
+					if len(r.Chunks) != 9 {
 						t.Errorf("request %d: %d chunks with text, want 9", r.Index, len(r.Chunks))
 					}
-				}
-				if !c.stream {
-					return
 				}
 				ttft, itl := run.Metrics[metrics.TTFT].Dist, run.Metrics[metrics.ITL].Dist
 				t.Logf("TTFT p50 %.2f ms, ITL p50 %.2f ms", ttft.P50, itl.P50)
@@ -64,6 +39,5 @@ func TestNativeGenerateEndpoints(t *testing.T) {
 					t.Errorf("TTFT p50 %.2f ms (want 12), ITL p50 %.2f ms (want 3)", ttft.P50, itl.P50)
 				}
 			})
-		}
 	}
 }

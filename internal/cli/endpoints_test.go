@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/metrics"
+	"github.com/aiperf-action/aiperf-action/internal/record"
+	"github.com/aiperf-action/aiperf-action/internal/result"
+)
+
+// endpointRun is one of the ways an endpoint type's answers are read:
+// streamed through the event loop or net/http, or whole.
+type endpointRun struct {
+	name   string
+	stream bool
+	env    string // AIPERF_ACTION_CLIENT
+}
+
+var endpointRuns = []endpointRun{{"stream, loop", true, ""}, {"stream, net/http", true, "nethttp"}, {"whole", false, ""}}
+
+// eachEndpointRun runs profile against url with args (and --streaming where
+// the run streams) once per endpointRun, as a subtest, and hands check the
+// run and its records; every run must finish with wantOK requests, none
+// failed.
+func eachEndpointRun(t *testing.T, name, url string, wantOK int, args []string, check func(t *testing.T, er endpointRun, run *result.Run, recs []record.Record)) {
+	for _, er := range endpointRuns {
+		t.Run(name+", "+er.name, func(t *testing.T) {
+			if er.env != "" {
+				t.Setenv("AIPERF_ACTION_CLIENT", er.env)
+			}
+			dir := filepath.Join(t.TempDir(), "run")
+			a := append([]string{"profile", "-u", url, "--no-server-metrics", "--artifact-dir", dir}, args...)
+			if er.stream {
+				a = append(a, "--streaming")
+			}
+			res := runCLI(t, time.Minute, a...)
+			if res.code != 0 {
+				t.Fatalf("exit %d\n%s", res.code, res.stderr)
+			}
+			run, err := result.Read(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Counts.OK != wantOK || run.Counts.Errors != 0 {
+				t.Fatalf("counts %+v", run.Counts)
+			}
+			check(t, er, run, readRecords(t, dir))
+		})
+	}
+}
+
+// wantTokens checks every record's counts: OSL (ours and the server's),
+// reasoning tokens, and ISL (ours, and the server's where it reports one).
+func wantTokens(t *testing.T, recs []record.Record, osl, reasoning, isl int, serverISL bool) {
+	t.Helper()
+	for _, r := range recs {
+		if r.OSL != osl || r.ServerOSL != osl || r.ReasoningTokens != reasoning || r.ISL != isl || (serverISL && r.ServerISL != isl) {
+			t.Errorf("request %d: OSL %d (server %d), reasoning %d, ISL %d (server %d); want %d, %d, %d", r.Index, r.OSL, r.ServerOSL, r.ReasoningTokens, r.ISL, r.ServerISL, osl, reasoning, isl)
+		}
+	}
+}
+
+// wantFirstTokens checks a streamed run's TTFT p50 against the server's,
+// and TTFO against TTFT plus the reasoning's ITLs.
+func wantFirstTokens(t *testing.T, run *result.Run, ttftMs, ttfoAfterMs float64) {
+	t.Helper()
+	ttft, ttfo := run.Metrics[metrics.TTFT].Dist, run.Metrics[metrics.TTFO].Dist
+	if ttft == nil || ttfo == nil {
+		t.Fatalf("TTFT %+v, TTFO %+v", ttft, ttfo)
+	}
+	t.Logf("TTFT p50 %.2f ms, TTFO p50 %.2f ms", ttft.P50, ttfo.P50)
+	if math.Abs(ttft.P50-ttftMs) > 2 || math.Abs(ttfo.P50-ttft.P50-ttfoAfterMs) > 2 {
+		t.Errorf("TTFT p50 %.2f ms (want %g), TTFO %.2f ms after it (want %g)", ttft.P50, ttftMs, ttfo.P50-ttft.P50, ttfoAfterMs)
+	}
+}
