@@ -38,15 +38,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 		inputs = []string{one}
 	}
 	h := hashBody(body)
-	switch s.cfg.Faults.pick(h) {
-	case faultError:
-		s.metrics.failed.Add(1)
-		apiError(w, http.StatusInternalServerError, "internal_server_error", "injected fault (--error-rate)")
-		return
-	case faultRateLimit:
-		s.metrics.failed.Add(1)
-		w.Header().Set("Retry-After", "1")
-		apiError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "injected fault (--rate-limit-rate)")
+	if s.refused(w, s.cfg.Faults.pick(h)) {
 		return
 	}
 	isl := 0

@@ -97,15 +97,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 		hashes, _ = promptHashes(&req, s.cfg.Engine.BlockSize)
 	}
 	f := s.cfg.Faults.pick(h)
-	switch f {
-	case faultError:
-		s.metrics.failed.Add(1)
-		apiError(w, http.StatusInternalServerError, "internal_server_error", "injected fault (--error-rate)")
-		return
-	case faultRateLimit:
-		s.metrics.failed.Add(1)
-		w.Header().Set("Retry-After", "1")
-		apiError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "injected fault (--rate-limit-rate)")
+	if s.refused(w, f) {
 		return
 	}
 	var es *engSeq
@@ -172,6 +164,23 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 // due is when token k is written, in exact mode.
 func (s *Server) due(arrival time.Time, k int) time.Time {
 	return arrival.Add(s.cfg.TTFT + time.Duration(k)*s.cfg.ITL)
+}
+
+// refused answers the faults that refuse a request outright (500, 429 with
+// Retry-After), and says whether it did.
+func (s *Server) refused(w http.ResponseWriter, f fault) bool {
+	switch f {
+	case faultError:
+		s.metrics.failed.Add(1)
+		apiError(w, http.StatusInternalServerError, "internal_server_error", "injected fault (--error-rate)")
+	case faultRateLimit:
+		s.metrics.failed.Add(1)
+		w.Header().Set("Retry-After", "1")
+		apiError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "injected fault (--rate-limit-rate)")
+	default:
+		return false
+	}
+	return true
 }
 
 // apiError answers with an OpenAI-shaped error.
