@@ -19,7 +19,9 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.VarP(&onceURL{&p.URL, false}, "url", "u", "server base URL, e.g. http://127.0.0.1:8000 or http://gateway/qwen (the endpoint type's path is appended)")
 	fs.StringVar(&p.Endpoint, "endpoint", p.Endpoint, "custom endpoint path, appended to --url's (default from --endpoint-type)")
 	fs.StringVar(&p.Endpoint, "custom-endpoint", p.Endpoint, "alias of --endpoint (AIPerf's name)")
-	fs.StringVar(&p.EndpointType, "endpoint-type", p.EndpointType, "chat | completions | responses | messages (Anthropic's; also anthropic_messages) | ollama_chat | ollama_generate | embeddings | nim_embeddings | huggingface_generate | sglang_generate")
+	fs.StringVar(&p.RequestTemplate, "request-template", p.RequestTemplate, "--endpoint-type template: the request body as a Go template over .Model .Prompt .System .MaxTokens .Stream, with json (e.g. {\"q\":{{json .Prompt}}}); @file reads it from a file")
+	fs.StringVar(&p.ResponseField, "response-field", p.ResponseField, "--endpoint-type template: the answer's text at this field path of the response or of each SSE event, e.g. choices.0.text")
+	fs.StringVar(&p.EndpointType, "endpoint-type", p.EndpointType, "chat | completions | responses | messages (Anthropic's; also anthropic_messages) | ollama_chat | ollama_generate | embeddings | nim_embeddings | huggingface_generate | sglang_generate | template")
 	fs.BoolVar(&p.Streaming, "streaming", p.Streaming, "stream responses (SSE)")
 	fs.IntVar(&p.Concurrency, "concurrency", p.Concurrency, "requests in flight (closed loop), split across workers")
 	fs.IntVar(&p.RequestCount, "request-count", p.RequestCount, "requests to send")
@@ -145,7 +147,7 @@ const GroupAnnotation = "aiperf-action/group"
 var groupOrder = []string{"Endpoint", "Input", "Tokenizer", "Load generator", "Output", "Server metrics", "Tool"}
 
 var flagGroups = map[string][]string{
-	"Endpoint": {"model", "url", "endpoint", "custom-endpoint", "endpoint-type", "streaming", "header", "api-key", "request-timeout-seconds"},
+	"Endpoint": {"model", "url", "endpoint", "custom-endpoint", "endpoint-type", "request-template", "response-field", "streaming", "header", "api-key", "request-timeout-seconds"},
 	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev", "sequence-distribution", "seq-dist",
 		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length", "user-context-prompt-length",
 		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "dataset-sampling-strategy", "isl-block-size", "synthesis-speedup-ratio", "synthesis-max-isl", "synthesis-max-osl", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",

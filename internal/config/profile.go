@@ -32,8 +32,14 @@ type Profile struct {
 	Model        string // -m/--model: the model name put in every request
 	URL          string // -u/--url: server base URL (scheme optional)
 	Endpoint     string // --endpoint: custom path; default from EndpointType
-	EndpointType string // --endpoint-type: chat | completions
-	Streaming    bool   // --streaming
+	EndpointType string // --endpoint-type: chat | completions | … (endpoint.Types)
+	// RequestTemplate and ResponseField are the template endpoint type's:
+	// the request body's Go template (--request-template; "@file" reads
+	// a file, which Validate puts in its place) and the field path of the
+	// answer's text (--response-field).
+	RequestTemplate string
+	ResponseField   string
+	Streaming       bool // --streaming
 
 	Concurrency     int  // --concurrency: in-flight requests (closed loop), or the ceiling of an open loop
 	ConcurrencySet  bool // whether --concurrency was given (with a rate it then caps in-flight requests)
@@ -236,6 +242,23 @@ func (p *Profile) Validate() error {
 		p.EndpointType = t.Name // an alias is its type, in the plan and its hash
 		if _, ok := t.Kind.(endpoint.NonToken); ok && p.Streaming {
 			bad("--streaming: --endpoint-type %s answers whole (its API does not stream)", t.Name)
+		}
+		if t.Name == endpoint.TypeTemplate {
+			if file, ok := strings.CutPrefix(p.RequestTemplate, "@"); ok {
+				if b, err := os.ReadFile(file); err != nil {
+					bad("--request-template: %v", err)
+				} else {
+					p.RequestTemplate = string(b)
+				}
+			}
+			if _, err := endpoint.NewTemplate(p.RequestTemplate, p.ResponseField); err != nil {
+				bad("--endpoint-type template: %v (--request-template, --response-field)", err)
+			}
+			if strings.TrimSpace(p.Endpoint) == "" {
+				bad("--endpoint-type template: needs --endpoint, the path to post to")
+			}
+		} else if p.RequestTemplate != "" || p.ResponseField != "" {
+			bad("--request-template and --response-field are for --endpoint-type template, not %s", t.Name)
 		}
 	}
 	if p.Concurrency < 1 {

@@ -85,6 +85,7 @@ const (
 	TypeNIMEmbed    = "nim_embeddings"
 	TypeTGI         = "huggingface_generate"
 	TypeSGLang      = "sglang_generate"
+	TypeTemplate    = "template"
 )
 
 // A Type is one endpoint type: its name (AIPerf's), the names it is also
@@ -109,6 +110,7 @@ var Types = []Type{
 	{Name: TypeNIMEmbed, Path: "/v1/embeddings", Kind: NIMEmbeddings{}},
 	{Name: TypeTGI, Path: "/generate", StreamPath: "/generate_stream", Kind: TGIGenerate{}},
 	{Name: TypeSGLang, Path: "/generate", Kind: SGLangGenerate{}},
+	{Name: TypeTemplate, Kind: nil}, // its codec is made from the profile (Make); its path is --endpoint
 }
 
 // Lookup finds an endpoint type by its name or an alias.
@@ -128,11 +130,15 @@ func Lookup(name string) (Type, error) {
 	return Type{}, fmt.Errorf("unknown endpoint type %q (known: %s)", name, strings.Join(names, ", "))
 }
 
-// For returns the codec for an endpoint type.
+// For returns the codec for an endpoint type (the template type's needs
+// Make).
 func For(endpointType string) (Kind, error) {
 	t, err := Lookup(endpointType)
 	if err != nil {
 		return nil, err
+	}
+	if t.Kind == nil {
+		return nil, fmt.Errorf("endpoint type %s is made from a request template and a response field (Make)", t.Name)
 	}
 	return t.Kind, nil
 }

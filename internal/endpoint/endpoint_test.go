@@ -121,3 +121,45 @@ func TestParseEmbeddings(t *testing.T) {
 		t.Errorf("body %s", body)
 	}
 }
+
+// A template's field path walks objects and arrays; a missing or null
+// field is no text, a number its JSON; an error object is the server's.
+func TestTemplateField(t *testing.T) {
+	t.Parallel()
+	k, err := NewTemplate(`{"q": {{json .Prompt}}, "n": {{.MaxTokens}}}`, "out.items.1.text")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		`{"out":{"items":[{"text":"a"},{"text":" b\"c"}]}}`: ` b"c`,
+		`{"out":{"items":[{"text":"a"}]}}`:                  "",
+		`{"out":{"items":[{"text":"a"},{"text":null}]}}`:    "",
+		`{"out":{"items":[{"text":"a"},{"text":12.5}]}}`:    "12.5",
+		`{"out":{"items":{"1":{"text":"x"}}}}`:              "x",
+		`{"out":"flat"}`:                                    "",
+	} {
+		c, err := k.ParseChunk([]byte(in))
+		if err != nil || c.Content != want {
+			t.Errorf("%s: %q, %v; want %q", in, c.Content, err, want)
+		}
+	}
+	if c, err := k.ParseResponse([]byte(`{"error":{"message":"no"}}`)); err != nil || c.ServerErr == "" {
+		t.Errorf("error object: %+v, %v", c, err)
+	}
+	if _, err := k.ParseChunk([]byte(`{"out":`)); err == nil {
+		t.Error("a cut event was taken")
+	}
+	body, err := k.Build(Input{Prompt: "say \"hi\"", MaxTokens: 4, Extra: map[string]json.RawMessage{"temperature": json.RawMessage("0")}})
+	if err != nil || string(body) != `{"n":4,"q":"say \"hi\"","temperature":0}` {
+		t.Errorf("body %s, %v", body, err)
+	}
+	for _, bad := range [][2]string{{"", "x"}, {`{{.Nope}}`, "x"}, {`{"a":1}`, ""}, {`{"a":1}`, "a..b"}} {
+		k, err := NewTemplate(bad[0], bad[1])
+		if err == nil {
+			_, err = k.Build(Input{})
+		}
+		if err == nil {
+			t.Errorf("template %q, field %q accepted", bad[0], bad[1])
+		}
+	}
+}

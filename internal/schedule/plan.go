@@ -174,7 +174,7 @@ func Build(p *config.Profile, seed uint64) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	kind, err := endpoint.For(p.EndpointType)
+	kind, err := endpoint.Make(p.EndpointType, p.RequestTemplate, p.ResponseField)
 	if err != nil {
 		return nil, err
 	}

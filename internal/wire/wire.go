@@ -116,14 +116,17 @@ const (
 
 // ShardSpec is one worker's part of the plan and how to send it.
 type ShardSpec struct {
-	Knobs        Knobs        `json:"knobs"`
-	URL          string       `json:"url"`
-	Headers      [][2]string  `json:"headers,omitempty"`
-	APIKey       string       `json:"api_key,omitempty"`
-	EndpointType string       `json:"endpoint_type"`
-	Streaming    bool         `json:"streaming"`
-	TimeoutNs    int64        `json:"timeout_ns"`
-	Phases       []PhaseShard `json:"phases"`
+	Knobs        Knobs       `json:"knobs"`
+	URL          string      `json:"url"`
+	Headers      [][2]string `json:"headers,omitempty"`
+	APIKey       string      `json:"api_key,omitempty"`
+	EndpointType string      `json:"endpoint_type"`
+	// The template endpoint type's request template and response field.
+	RequestTemplate string       `json:"request_template,omitempty"`
+	ResponseField   string       `json:"response_field,omitempty"`
+	Streaming       bool         `json:"streaming"`
+	TimeoutNs       int64        `json:"timeout_ns"`
+	Phases          []PhaseShard `json:"phases"`
 	// Plan is what the worker builds the plan from, to generate its share
 	// of each phase's entries; nil in a hand-made shard, whose phases carry
 	// their entries.

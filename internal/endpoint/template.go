@@ -1,0 +1,170 @@
+package endpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/template"
+)
+
+// Template is the template endpoint type: the request body is the user's
+// Go template (text/template) executed for each request, and the text of a
+// whole answer, or of each streamed SSE event, is the string at a field
+// path in its JSON. It reaches an API no other type knows. The template
+// sees .Model, .Prompt, .System, .MaxTokens (0: unset) and .Stream, and
+// the function json, which writes a value as JSON ({{json .Prompt}});
+// --extra-inputs are merged into a body that is a JSON object. A stream
+// ends with [DONE] or with its body.
+type Template struct {
+	tmpl  *template.Template
+	field []string // the path: object keys, and indexes into arrays
+}
+
+var _ Kind = (*Template)(nil)
+
+// NewTemplate parses a request template and a response field path
+// ("choices.0.delta.content"). Errors name what is wrong.
+func NewTemplate(body, field string) (*Template, error) {
+	if strings.TrimSpace(body) == "" {
+		return nil, fmt.Errorf("the template endpoint type needs a request template")
+	}
+	t, err := template.New("request").Option("missingkey=error").Funcs(template.FuncMap{
+		"json": func(v any) (string, error) {
+			b, err := json.Marshal(v)
+			return string(b), err
+		},
+	}).Parse(body)
+	if err != nil {
+		return nil, fmt.Errorf("request template: %w", err)
+	}
+	path, err := ParseFieldPath(field)
+	if err != nil {
+		return nil, err
+	}
+	return &Template{tmpl: t, field: path}, nil
+}
+
+// ParseFieldPath splits a dotted field path; every part must be non-empty.
+func ParseFieldPath(field string) ([]string, error) {
+	if strings.TrimSpace(field) == "" {
+		return nil, fmt.Errorf("the template endpoint type needs a response field path (e.g. choices.0.text)")
+	}
+	parts := strings.Split(field, ".")
+	for _, p := range parts {
+		if p == "" {
+			return nil, fmt.Errorf("response field %q: an empty part", field)
+		}
+	}
+	return parts, nil
+}
+
+// templateData is what the request template sees.
+type templateData struct {
+	Model, Prompt, System string
+	MaxTokens             int
+	Stream                bool
+}
+
+// Build executes the template, and merges --extra-inputs into a JSON object.
+func (t *Template) Build(in Input) ([]byte, error) {
+	var b bytes.Buffer
+	if err := t.tmpl.Execute(&b, templateData{Model: in.Model, Prompt: in.Prompt, System: in.System, MaxTokens: in.MaxTokens, Stream: in.Stream}); err != nil {
+		return nil, fmt.Errorf("request template: %w", err)
+	}
+	if len(in.Extra) == 0 {
+		return b.Bytes(), nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b.Bytes(), &m); err != nil {
+		return nil, fmt.Errorf("request template: --extra-inputs need a body that is a JSON object: %v", err)
+	}
+	fields := make(map[string]any, len(m))
+	for k, v := range m {
+		fields[k] = v
+	}
+	return marshalBody(fields, Input{Extra: in.Extra})
+}
+
+// text finds the string at the field path; a missing or null field is
+// no text, a number or a bool its JSON.
+func (t *Template) text(data []byte) (string, error) {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return "", fmt.Errorf("malformed JSON: %w", err)
+	}
+	for _, p := range t.field {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[p]
+		case []any:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(x) {
+				return "", nil
+			}
+			v = x[i]
+		default:
+			return "", nil
+		}
+	}
+	switch x := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return x, nil
+	case json.Number:
+		return x.String(), nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	}
+	return "", nil // an object or array at the path is no text
+}
+
+func (t *Template) parse(data []byte) (Chunk, error) {
+	s, err := t.text(data)
+	if err != nil {
+		return Chunk{}, err
+	}
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(data, &e) == nil && len(e.Error) > 0 && string(e.Error) != "null" {
+		return Chunk{ServerErr: string(e.Error)}, nil
+	}
+	return Chunk{Content: s}, nil
+}
+
+func (t *Template) ParseChunk(data []byte) (Chunk, error)       { return t.parse(data) }
+func (t *Template) ParseResponse(body []byte) (Response, error) { return t.parse(body) }
+
+// Scan decodes each event: the field is the user's, anywhere in it.
+func (t *Template) Scan(data, buf []byte) ([]byte, int, *Chunk, error) {
+	c, err := t.parse(data)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if c.ServerErr != "" {
+		return nil, 0, &c, nil
+	}
+	return append(buf[:0], c.Content...), 0, nil, nil
+}
+
+func (*Template) Done(data []byte) bool { return openAI{}.Done(data) }
+
+func (*Template) Auth(apiKey string) [][2]string { return openAI{}.Auth(apiKey) }
+
+// Make is For with what a template endpoint needs: its request template
+// and response field path (unused by the other types).
+func Make(endpointType, requestTemplate, responseField string) (Kind, error) {
+	t, err := Lookup(endpointType)
+	if err != nil {
+		return nil, err
+	}
+	if t.Name == TypeTemplate {
+		return NewTemplate(requestTemplate, responseField)
+	}
+	return t.Kind, nil
+}
