@@ -6,10 +6,12 @@ package calibrate
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"io"
 	"math"
 	"net/http"
@@ -43,6 +45,10 @@ type Config struct {
 	Workers        int
 	ArtifactDir    string
 	Bounds         Bounds
+	// EndpointType is the streaming type the steps use (default chat):
+	// serve answers each in its wire format, so each framing's reader is
+	// measured against the same truth.
+	EndpointType string
 }
 
 // Save writes cal as JSON to path, atomically.
@@ -92,14 +98,15 @@ type Step struct {
 
 // Calibration is calibrate's output.
 type Calibration struct {
-	TTFTMs      float64 `json:"ttft_ms"`
-	ITLMs       float64 `json:"itl_ms"`
-	OSL         int     `json:"osl"`
-	DurationS   float64 `json:"step_duration_s"`
-	RampS       float64 `json:"ramp_s"`
-	Bounds      Bounds  `json:"bounds"`
-	Steps       []Step  `json:"steps"`
-	TrustedUpTo int     `json:"trusted_up_to"` // highest concurrency within bounds (0: none)
+	TTFTMs       float64 `json:"ttft_ms"`
+	ITLMs        float64 `json:"itl_ms"`
+	OSL          int     `json:"osl"`
+	DurationS    float64 `json:"step_duration_s"`
+	RampS        float64 `json:"ramp_s"`
+	Bounds       Bounds  `json:"bounds"`
+	Steps        []Step  `json:"steps"`
+	TrustedUpTo  int     `json:"trusted_up_to"` // highest concurrency within bounds (0: none)
+	EndpointType string  `json:"endpoint_type"`
 }
 
 // Check checks every setting at once and returns the concurrency steps.
@@ -131,6 +138,16 @@ func (f *Config) Check() ([]int, error) {
 	}
 	if f.Ramp < 0 {
 		errs = append(errs, fmt.Errorf("--ramp %g: must not be negative", f.Ramp))
+	}
+	if f.EndpointType != "" {
+		switch k, err := endpoint.For(f.EndpointType); {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("--endpoint-type: %v", err))
+		default:
+			if _, ok := k.(endpoint.NonToken); ok {
+				errs = append(errs, fmt.Errorf("--endpoint-type %s: not a streaming type; calibrate measures streams", f.EndpointType))
+			}
+		}
 	}
 	return steps, errors.Join(errs...)
 }
@@ -198,7 +215,7 @@ func Run(ctx context.Context, f *Config, steps []int, log io.Writer) (*Calibrati
 		defer os.RemoveAll(tmp)
 		root = tmp
 	}
-	cal := &Calibration{TTFTMs: ms(f.TTFT), ITLMs: ms(f.ITL), OSL: f.OSL, DurationS: f.Duration, RampS: f.Ramp, Bounds: f.Bounds}
+	cal := &Calibration{TTFTMs: ms(f.TTFT), ITLMs: ms(f.ITL), OSL: f.OSL, DurationS: f.Duration, RampS: f.Ramp, Bounds: f.Bounds, EndpointType: cmp.Or(f.EndpointType, config.EndpointChat)}
 	for i := 0; i < len(steps) || (len(cal.Steps) > 0 && cal.Steps[len(cal.Steps)-1].Pass); i++ {
 		c := 0
 		if i < len(steps) {
@@ -244,6 +261,9 @@ func step(ctx context.Context, f *Config, url string, c int, dir string) (*Step,
 	}
 	p := config.DefaultProfile
 	p.Model, p.URL, p.Streaming = "calibrate", url, true
+	if f.EndpointType != "" {
+		p.EndpointType = f.EndpointType
+	}
 	p.Concurrency, p.ConcurrencySet = c, true
 	// The streams start over the ramp and the window after it is measured:
 	// what is compared is the steady state, not 512 connections dialled in

@@ -63,3 +63,34 @@ func TestCalibrate(t *testing.T) {
 		t.Errorf("bad --steps and --ramp: exit %d %s", res.code, res.stderr)
 	}
 }
+
+// calibrate measures any streaming endpoint type against the same truth:
+// each framing's reader is joined with serve's record of what it wrote,
+// request by request; a non-streaming type, or an unknown one, is refused
+// naming --endpoint-type.
+func TestCalibrateEndpointTypes(t *testing.T) {
+	usePlainWorkers(t)
+	for _, typ := range []string{"messages", "ollama_chat", "sglang_generate"} {
+		out := filepath.Join(t.TempDir(), "cal.json")
+		res := runCLI(t, 2*time.Minute, "calibrate", "--endpoint-type", typ, "--steps", "2", "--max-concurrency", "2", "--duration", "1",
+			"--ttft", "10ms", "--itl", "5ms", "--osl", "16", "--output", out)
+		if res.code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", typ, res.code, res.stdout, res.stderr)
+		}
+		var cal calibrate.Calibration
+		b, err := os.ReadFile(out)
+		if err != nil || json.Unmarshal(b, &cal) != nil || len(cal.Steps) != 1 {
+			t.Fatalf("%s: --output: %v", typ, err)
+		}
+		s := cal.Steps[0]
+		t.Logf("%s: TTFT p50 error %+.2f ms, ITL p99 error %+.2f ms, %d requests", typ, s.TTFTP50ErrMs, s.ITLP99ErrMs, s.Requests)
+		if cal.EndpointType != typ || s.Requests == 0 || s.Errors != 0 || math.Abs(s.ITLP99ErrMs) > 3 || math.IsNaN(s.TTFTP50ErrMs) || !strings.Contains(res.stdout, typ+" streams") {
+			t.Errorf("%s: %+v\n%s", typ, s, res.stdout)
+		}
+	}
+	for _, bad := range []string{"embeddings", "nope"} {
+		if res := runCLI(t, time.Minute, "calibrate", "--endpoint-type", bad); res.code != ExitError || !strings.Contains(res.stderr, "--endpoint-type") {
+			t.Errorf("%s: exit %d %s", bad, res.code, res.stderr)
+		}
+	}
+}
