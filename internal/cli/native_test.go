@@ -2,6 +2,8 @@ package cli
 
 import (
 	"math"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,20 +13,26 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/sim"
 )
 
-// TGI's and SGLang's native generate APIs end to end against serve,
-// streamed (both client paths) and whole: TGI's stream path, one token an
-// event and the whole text only in the last (not counted twice); SGLang's
-// cumulative events, each new part counted once; the server's counts.
+// TGI's, SGLang's and Triton's native generate APIs end to end against
+// serve, streamed (both client paths) and whole: TGI's stream path, one
+// token an event and the whole text only in the last (not counted twice);
+// SGLang's cumulative events, each new part counted once; Triton's
+// /v2/models/{model}/generate_stream with the model in the path.
 func TestNativeGenerateEndpoints(t *testing.T) {
 	cfg := sim.DefaultConfig
 	cfg.TTFT, cfg.ITL = 12*time.Millisecond, 3*time.Millisecond
 	url := serveHandler(t, sim.New(cfg))
-	for _, typ := range []string{"huggingface_generate", "sglang_generate"} {
+	for _, typ := range []string{"huggingface_generate", "sglang_generate", "triton_generate"} {
 		eachEndpointRun(t, typ, url, 6, []string{"-m", "tgi", "--endpoint-type", typ,
 			"--concurrency", "2", "--request-count", "6", "--isl", "20", "--osl", "9",
 			"--extra-inputs", "ignore_eos:true", "--random-seed", "6"},
 			func(t *testing.T, er endpointRun, run *result.Run, recs []record.Record) {
-				wantTokens(t, recs, 9, 0, 20, typ == "sglang_generate") // (TGI reports no prompt count)
+				if typ == "triton_generate" { // (Triton reports no counts)
+					for i := range recs {
+						recs[i].ServerOSL = recs[i].OSL
+					}
+				}
+				wantTokens(t, recs, 9, 0, 20, typ == "sglang_generate") // (nor TGI a prompt count)
 				if !er.stream {
 					return
 				}
@@ -39,5 +47,31 @@ func TestNativeGenerateEndpoints(t *testing.T) {
 					t.Errorf("TTFT p50 %.2f ms (want 12), ITL p50 %.2f ms (want 3)", ttft.P50, itl.P50)
 				}
 			})
+	}
+}
+
+// KServe v2 infer (Triton's and KServe's): the prompt and max_tokens as
+// tensors, the answer the text_output tensor, never streamed.
+func TestKServeEndpoint(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT, cfg.ITL = 5*time.Millisecond, time.Millisecond
+	url := serveHandler(t, sim.New(cfg))
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "ensemble", "-u", url, "--endpoint-type", "kserve", "--concurrency", "2", "--request-count", "6",
+		"--isl", "20", "--osl", "9", "--extra-inputs", "ignore_eos:true", "--random-seed", "6", "--no-server-metrics", "--artifact-dir", dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	run, err := result.Read(dir)
+	if err != nil || run.Counts.OK != 6 || run.Counts.Errors != 0 || !strings.HasSuffix(run.Target.URL, "/v2/models/ensemble/infer") {
+		t.Fatalf("%v %+v %s", err, run.Counts, run.Target.URL)
+	}
+	for _, r := range readRecords(t, dir) {
+		if r.OSL != 9 || r.ISL != 20 {
+			t.Errorf("request %d: OSL %d, ISL %d; want 9, 20", r.Index, r.OSL, r.ISL)
+		}
+	}
+	if res := runCLI(t, time.Minute, "profile", "-m", "m", "-u", url, "--endpoint-type", "kserve", "--streaming"); res.code != 2 || !strings.Contains(res.stderr, "--streaming") {
+		t.Errorf("kserve --streaming: exit %d\n%s", res.code, res.stderr)
 	}
 }

@@ -392,8 +392,9 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 func (c *Client) endStream(rec *record.Record, st *streamState, end int64) {
 	rec.End = end
 	c.output(rec, string(st.text), string(st.thought))
+	_, bodyEnded := c.Kind.(endpoint.BodyEnded)
 	switch {
-	case !st.done && !st.finished && !hasFinish(st.tail[:st.tailN]):
+	case !st.done && !st.finished && !bodyEnded && !hasFinish(st.tail[:st.tailN]):
 		rec.ErrKind, rec.ErrMsg = record.ErrStreamCut, fmt.Sprintf("the stream ended after %d chunks with neither [DONE] nor a finish_reason", len(rec.Chunks))
 	case len(st.text) == 0 && len(st.thought) == 0:
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "stream ended with no content"

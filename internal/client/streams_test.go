@@ -21,7 +21,8 @@ import (
 // usage-only chunk, and an error in the stream; Ollama's NDJSON with
 // thinking, a last line without its newline, an error line; TGI's token
 // events, "data:" without its space, a special end token and the whole
-// text at the end; SGLang's cumulative events), read by both client paths
+// text at the end; SGLang's cumulative events; Triton's TensorRT-LLM
+// ensemble events, which end with the body), read by both client paths
 // into the same record.
 func TestStreamFixtures(t *testing.T) {
 	tok := tokenizer.Builtin()
@@ -43,6 +44,7 @@ func TestStreamFixtures(t *testing.T) {
 		{file: "ollama_error.ndjson", kind: endpoint.OllamaGenerate{}, errKind: record.ErrServer},
 		{file: "tgi_generate_stream.sse", kind: endpoint.TGIGenerate{}, answer: " The sky is", serverOSL: 4},
 		{file: "sglang_generate.sse", kind: endpoint.SGLangGenerate{}, answer: " The sky is blue", serverISL: 7, serverOSL: 4},
+		{file: "triton_generate_stream.sse", kind: endpoint.TritonGenerate{}, answer: " Machine learning is"},
 	} {
 		body, err := os.ReadFile(filepath.Join("testdata", "streams", c.file))
 		if err != nil {

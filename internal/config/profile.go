@@ -240,7 +240,8 @@ func (p *Profile) Validate() error {
 		bad("--endpoint-type: %v", err)
 	} else {
 		p.EndpointType = t.Name // an alias is its type, in the plan and its hash
-		if _, ok := t.Kind.(endpoint.NonToken); ok && p.Streaming {
+		_, nonToken := t.Kind.(endpoint.NonToken)
+		if _, whole := t.Kind.(endpoint.WholeOnly); (nonToken || whole) && p.Streaming {
 			bad("--streaming: --endpoint-type %s answers whole (its API does not stream)", t.Name)
 		}
 		if t.Name == endpoint.TypeTemplate {
@@ -335,8 +336,13 @@ func (p *Profile) TargetURL() (string, error) {
 	if t, err := endpoint.Lookup(p.EndpointType); err == nil && p.Streaming && t.StreamPath != "" {
 		def = t.StreamPath
 	}
-	u.Path = JoinPath(u.Path, p.Endpoint, def)
-	u.RawPath = ""
+	// The path is joined escaped (a {model} in it is the model's name, one
+	// path segment whatever it holds), then set in both forms.
+	escaped := JoinPath(u.EscapedPath(), p.Endpoint, strings.ReplaceAll(def, "{model}", url.PathEscape(p.Model)))
+	if u.Path, err = url.PathUnescape(escaped); err != nil {
+		return "", fmt.Errorf("%q: path %v", p.URL, err)
+	}
+	u.RawPath = escaped
 	return u.String(), nil
 }
 

@@ -86,10 +86,13 @@ const (
 	TypeTGI         = "huggingface_generate"
 	TypeSGLang      = "sglang_generate"
 	TypeTemplate    = "template"
+	TypeTriton      = "triton_generate"
+	TypeKServe      = "kserve"
 )
 
 // A Type is one endpoint type: its name (AIPerf's), the names it is also
 // known by, the path its API has, and its codec.
+// (A path's {model} is the profile's model, escaped.)
 type Type struct {
 	Name       string
 	Aliases    []string
@@ -110,6 +113,8 @@ var Types = []Type{
 	{Name: TypeNIMEmbed, Path: "/v1/embeddings", Kind: NIMEmbeddings{}},
 	{Name: TypeTGI, Path: "/generate", StreamPath: "/generate_stream", Kind: TGIGenerate{}},
 	{Name: TypeSGLang, Path: "/generate", Kind: SGLangGenerate{}},
+	{Name: TypeTriton, Path: "/v2/models/{model}/generate", StreamPath: "/v2/models/{model}/generate_stream", Kind: TritonGenerate{}},
+	{Name: TypeKServe, Path: "/v2/models/{model}/infer", Kind: KServe{}},
 	{Name: TypeTemplate, Kind: nil}, // its codec is made from the profile (Make); its path is --endpoint
 }
 

@@ -163,3 +163,21 @@ func TestTemplateField(t *testing.T) {
 		}
 	}
 }
+
+// KServe v2: the prompt and max_tokens go as tensors; the answer is the
+// text_output tensor; an error object is the server's.
+func TestKServeWire(t *testing.T) {
+	t.Parallel()
+	body, err := KServe{}.Build(Input{Model: "ensemble", Prompt: "What is ML?", MaxTokens: 16})
+	want := `{"inputs":[{"data":["What is ML?"],"datatype":"BYTES","name":"text_input","shape":[1,1]},{"data":[16],"datatype":"INT32","name":"max_tokens","shape":[1,1]}]}`
+	if err != nil || string(body) != want {
+		t.Errorf("body %s, %v", body, err)
+	}
+	c, err := KServe{}.ParseResponse([]byte(`{"model_name":"ensemble","model_version":"1","outputs":[{"name":"text_output","datatype":"BYTES","shape":[1],"data":[" Machine learning is"]}]}`))
+	if err != nil || c.Content != " Machine learning is" {
+		t.Errorf("%+v, %v", c, err)
+	}
+	if c, _ := (KServe{}).ParseResponse([]byte(`{"error":"Request for unknown model: 'x' is not found"}`)); c.ServerErr == "" {
+		t.Errorf("error: %+v", c)
+	}
+}

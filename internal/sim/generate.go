@@ -83,8 +83,12 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 		io.WriteString(w, `{"error":{"message":`+string(msg)+`,"type":"invalid_request_error","code":400}}`)
 		return
 	}
-	if sh.native == nativeTGI { // TGI streams by its path, not by a field
+	switch sh.native {
+	case nativeTGI, nativeTriton: // they stream by the path, not by a field
 		req.Stream = strings.HasSuffix(r.URL.Path, "/generate_stream")
+	case nativeKServe:
+		req.Stream = false
+		kserveTensors(&req)
 	}
 	h := hashBody(body)
 	n, finish := s.outputLen(&req, h)
@@ -497,7 +501,7 @@ func promptTexts(req *request, f func(string)) {
 	for _, m := range req.Messages {
 		each(m.Content)
 	}
-	for _, p := range []json.RawMessage{req.Prompt, req.Input, req.Inputs, req.Text} {
+	for _, p := range []json.RawMessage{req.Prompt, req.Input, req.Inputs, req.Text, req.TextInput} {
 		if len(p) > 0 {
 			each(p)
 		}

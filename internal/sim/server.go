@@ -164,6 +164,9 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /api/generate", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, ollamaGenerateShape) })
 	s.mux.HandleFunc("POST /v1/embeddings", s.embeddings)
 	s.mux.HandleFunc("POST /generate", s.nativeGenerate)
+	s.mux.HandleFunc("POST /v2/models/{model}/generate", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, tritonShape) })
+	s.mux.HandleFunc("POST /v2/models/{model}/generate_stream", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, tritonShape) })
+	s.mux.HandleFunc("POST /v2/models/{model}/infer", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, kserveShape) })
 	s.mux.HandleFunc("POST /generate_stream", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, tgiShape) })
 	s.mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, responsesShape) })
 	s.mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, messagesShape) })
@@ -253,7 +256,8 @@ type request struct {
 	Parameters *struct {
 		MaxNewTokens *int `json:"max_new_tokens"`
 	} `json:"parameters"` // and its length
-	Text           json.RawMessage `json:"text"` // SGLang's prompt
+	Text           json.RawMessage `json:"text"`       // SGLang's prompt
+	TextInput      json.RawMessage `json:"text_input"` // Triton generate's
 	SamplingParams *struct {
 		MaxNewTokens *int `json:"max_new_tokens"`
 		IgnoreEOS    bool `json:"ignore_eos"`

@@ -24,6 +24,8 @@ var (
 const (
 	nativeTGI = 1 + iota
 	nativeSGLang
+	nativeTriton
+	nativeKServe
 )
 
 // nativeGenerate routes POST /generate by its body.
@@ -71,6 +73,9 @@ func (rp *reply) sglangMeta(done int, final bool) string {
 
 // nativeEvent appends token k's event.
 func (rp *reply) nativeEvent(buf []byte, k int) []byte {
+	if rp.sh.native == nativeTriton {
+		return rp.tritonEvent(buf, k)
+	}
 	if k == rp.badAt {
 		return append(buf, "data:{\"token\":{\"text\":\" broken\n\n"...) // faultMalformed
 	}
@@ -99,6 +104,9 @@ func (rp *reply) nativeEnd(buf []byte) []byte {
 
 // nativeWhole is a whole answer.
 func (rp *reply) nativeWhole(text []byte) string {
+	if rp.sh.native == nativeTriton || rp.sh.native == nativeKServe {
+		return rp.tritonWhole(text)
+	}
 	if rp.sh.native == nativeTGI {
 		return `{"generated_text":` + strconv.Quote(string(text)) + `,"details":` + rp.tgiDetails() + `}`
 	}
