@@ -64,3 +64,52 @@ func TestProfileBehindAGatewayPrefix(t *testing.T) {
 		t.Errorf("%d requests outside the prefix, %d inside", outside.Load(), inside.Load())
 	}
 }
+
+// Several --url are several servers taking the requests in turn (AIPerf's
+// --url-strategy round_robin): request i goes to URL i mod n, on the event
+// loop (one kept-alive pool per server) and on net/http, and run.json names
+// every server.
+func TestProfileRoundRobinURLs(t *testing.T) {
+	var counts [2]atomic.Int64
+	var urls [2]string
+	for i := range urls {
+		_, up := startSim(t, 2*time.Millisecond, time.Millisecond)
+		u, _ := url.Parse(up)
+		proxy := httputil.NewSingleHostReverseProxy(u)
+		proxy.FlushInterval = -1
+		urls[i] = serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			counts[i].Add(1)
+			proxy.ServeHTTP(w, r)
+		}))
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		env  string
+	}{{"stream, loop", []string{"--streaming"}, ""}, {"stream, net/http", []string{"--streaming"}, "nethttp"}, {"whole", nil, ""}} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.env != "" {
+				t.Setenv("AIPERF_ACTION_CLIENT", c.env)
+			}
+			counts[0].Store(0)
+			counts[1].Store(0)
+			dir := filepath.Join(t.TempDir(), "run")
+			args := append([]string{"profile", "-m", "sim", "-u", urls[0], "-u", urls[1], "--url-strategy", "round_robin",
+				"--concurrency", "3", "--request-count", "10", "--isl", "16", "--osl", "4", "--random-seed", "3", "--no-server-metrics", "--artifact-dir", dir}, c.args...)
+			res := runCLI(t, time.Minute, args...)
+			if res.code != 0 {
+				t.Fatalf("exit %d\n%s", res.code, res.stderr)
+			}
+			run, err := result.Read(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Counts.OK != 10 || len(run.Target.URLs) != 2 || !strings.HasPrefix(run.Target.URLs[1], urls[1]) {
+				t.Errorf("counts %+v, urls %v", run.Counts, run.Target.URLs)
+			}
+			if a, b := counts[0].Load(), counts[1].Load(); a != 5 || b != 5 {
+				t.Errorf("the servers took %d and %d of 10 requests, want 5 and 5", a, b)
+			}
+		})
+	}
+}

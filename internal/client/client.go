@@ -37,8 +37,11 @@ import (
 
 // Client sends requests to one endpoint.
 type Client struct {
-	HTTP      *http.Client
-	URL       string
+	HTTP *http.Client
+	URL  string
+	// URLs, with several servers (--url-strategy round_robin): request i
+	// (its record's Index) goes to URLs[i mod n]; URL is unused then.
+	URLs      []string
 	Headers   [][2]string
 	APIKey    string
 	Kind      endpoint.Kind
@@ -57,9 +60,25 @@ type Client struct {
 	CountLater bool
 
 	fastOnce sync.Once
-	fast     *fastConf
+	fast     []*fastConf // per URL (nil where it is not plain HTTP)
 	viaHTTP  atomic.Uint64
 	stamped  atomic.Uint64
+}
+
+// urls are the servers: URLs, or URL alone.
+func (c *Client) urls() []string {
+	if len(c.URLs) > 0 {
+		return c.URLs
+	}
+	return []string{c.URL}
+}
+
+// urlOf is which of urls() request index i goes to: i mod n.
+func (c *Client) urlOf(i int) int {
+	if n := len(c.URLs); n > 1 {
+		return ((i % n) + n) % n
+	}
+	return 0
 }
 
 // NetHTTPRequests counts the requests that had a connection through
@@ -187,10 +206,15 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
+	u := c.urlOf(rec.Index)
 	if c.Loop != nil && c.Streaming {
-		c.fastOnce.Do(func() { c.fast = newFastConf(c) })
-		if c.fast != nil {
-			c.doLoop(ctx, c.fast, &call{body: body, requestID: requestID, cancelAfter: cancelAfter, cancel: cancelReq, maxTokens: maxTokens, rec: rec, onFirst: firstTokenHook(ctx)})
+		c.fastOnce.Do(func() {
+			for _, u := range c.urls() {
+				c.fast = append(c.fast, newFastConf(c, u))
+			}
+		})
+		if f := c.fast[u]; f != nil {
+			c.doLoop(ctx, f, &call{body: body, requestID: requestID, cancelAfter: cancelAfter, cancel: cancelReq, maxTokens: maxTokens, rec: rec, onFirst: firstTokenHook(ctx)})
 			return
 		}
 	}
@@ -208,9 +232,18 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 		WroteRequest:         func(httptrace.WroteRequestInfo) { written.Store(c.Clock()) },
 		GotFirstResponseByte: func() { rec.FirstByte = stamp() },
 	}
-	defer func() { rec.Written = written.Load() }()
+	defer func() {
+		// The writer may be stamped late (a goroutine waiting for a CPU
+		// after its write returned), but the answer cannot come before the
+		// request: no later than the first byte.
+		rec.Written = written.Load()
+		if rec.FirstByte > 0 && rec.Written > rec.FirstByte {
+			rec.Written = rec.FirstByte
+		}
+	}()
 	tctx := httptrace.WithClientTrace(ctx, trace)
-	req, err := c.newRequest(tctx, body, requestID)
+	target := c.urls()[u]
+	req, err := c.newRequest(tctx, target, body, requestID)
 	if err != nil {
 		c.fail(rec, record.ErrTransport, err.Error())
 		return
@@ -228,7 +261,7 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 	// still counts from the first send.
 	for n := 0; n < maxResends && err != nil && reused && rec.FirstByte == 0 && ctx.Err() == nil && closedByServer(err); n++ {
 		rec.Retried = true
-		if req, err = c.newRequest(tctx, body, requestID); err == nil {
+		if req, err = c.newRequest(tctx, target, body, requestID); err == nil {
 			resp, err = c.HTTP.Do(req)
 		}
 	}
@@ -508,8 +541,8 @@ func (c *Client) fail(rec *record.Record, kind, msg string) {
 	rec.ErrKind, rec.ErrMsg = kind, msg
 }
 
-func (c *Client) newRequest(ctx context.Context, body []byte, requestID string) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+func (c *Client) newRequest(ctx context.Context, target string, body []byte, requestID string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

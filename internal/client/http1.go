@@ -186,8 +186,8 @@ type fastConf struct {
 
 // newFastConf prepares the loop's requests, or returns nil where the URL
 // is not plain HTTP (TLS and the rest stay with net/http).
-func newFastConf(c *Client) *fastConf {
-	u, err := url.Parse(c.URL)
+func newFastConf(c *Client, target string) *fastConf {
+	u, err := url.Parse(target)
 	if err != nil || u.Scheme != "http" || u.User != nil || u.Host == "" {
 		return nil
 	}

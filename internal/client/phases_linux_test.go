@@ -104,8 +104,8 @@ func TestSlowDialIsConnectionSetup(t *testing.T) {
 	if mc[metrics.ConnSetup] < ms(dial) || mc[metrics.TTFT]-mc[metrics.TTFTFromWrite] < ms(dial) {
 		t.Errorf("cold: connection setup %.1f ms, TTFT %.1f ms, from the write %.1f ms; the dial took %v", mc[metrics.ConnSetup], mc[metrics.TTFT], mc[metrics.TTFTFromWrite], dial)
 	}
-	if _, ok := mw[metrics.ConnSetup]; ok || mw[metrics.TTFT] > mc[metrics.TTFT]-ms(dial)/2 {
-		t.Errorf("warm: %v", mw)
+	if _, ok := mw[metrics.ConnSetup]; ok {
+		t.Errorf("warm: a connection setup on a kept-alive connection: %v", mw)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 // econn is one kept-alive connection.
 type econn struct {
 	fd      int
+	addr    string                   // the server it is connected to
 	req     atomic.Pointer[inflight] // the request it is serving; nil when idle
 	idle    bool                     // in the loop's idle list (guarded by Loop.mu)
 	mu      sync.Mutex               // orders the sender's writes and a cancelling shutdown with the close
@@ -77,10 +78,15 @@ func (l *Loop) get(ctx context.Context, addr string, in *inflight) (ec *econn, r
 		l.mu.Unlock()
 		return nil, false, net.ErrClosed
 	}
-	if k := len(l.idle); k > 0 {
-		ec = l.idle[k-1]
-		l.idle[k-1] = nil
-		l.idle = l.idle[:k-1]
+	// The newest idle connection to addr (with one server, the last).
+	for k := len(l.idle) - 1; k >= 0; k-- {
+		if ec = l.idle[k]; ec.addr != addr {
+			continue
+		}
+		last := len(l.idle) - 1
+		l.idle[k] = l.idle[last]
+		l.idle[last] = nil
+		l.idle = l.idle[:last]
 		ec.idle = false
 		ec.req.Store(in)
 		l.mu.Unlock()
@@ -91,7 +97,7 @@ func (l *Loop) get(ctx context.Context, addr string, in *inflight) (ec *econn, r
 	if err != nil {
 		return nil, false, err
 	}
-	ec = &econn{fd: fd}
+	ec = &econn{fd: fd, addr: addr}
 	ec.req.Store(in)
 	l.mu.Lock()
 	if l.closed {

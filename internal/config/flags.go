@@ -16,7 +16,8 @@ import (
 // scenario key is exactly a profile flag.
 func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.StringVarP(&p.Model, "model", "m", p.Model, "model name to put in requests (required)")
-	fs.VarP(&onceURL{&p.URL, false}, "url", "u", "server base URL, e.g. http://127.0.0.1:8000 or http://gateway/qwen (the endpoint type's path is appended)")
+	fs.VarP(&urlList{p: p}, "url", "u", "server base URL, e.g. http://127.0.0.1:8000 or http://gateway/qwen (the endpoint type's path is appended); repeat it for several servers, which take the requests in turn (--url-strategy)")
+	fs.StringVar(&p.URLStrategy, "url-strategy", p.URLStrategy, "with several --url: round_robin (request i goes to URL i mod n)")
 	fs.StringVar(&p.Endpoint, "endpoint", p.Endpoint, "custom endpoint path, appended to --url's (default from --endpoint-type)")
 	fs.StringVar(&p.Endpoint, "custom-endpoint", p.Endpoint, "alias of --endpoint (AIPerf's name)")
 	fs.StringVar(&p.RequestTemplate, "request-template", p.RequestTemplate, "--endpoint-type template: the request body as a Go template over .Model .Prompt .System .MaxTokens .Stream, with json (e.g. {\"q\":{{json .Prompt}}}); @file reads it from a file")
@@ -147,7 +148,7 @@ const GroupAnnotation = "aiperf-action/group"
 var groupOrder = []string{"Endpoint", "Input", "Tokenizer", "Load generator", "Output", "Server metrics", "Tool"}
 
 var flagGroups = map[string][]string{
-	"Endpoint": {"model", "url", "endpoint", "custom-endpoint", "endpoint-type", "request-template", "response-field", "streaming", "header", "api-key", "request-timeout-seconds"},
+	"Endpoint": {"model", "url", "url-strategy", "endpoint", "custom-endpoint", "endpoint-type", "request-template", "response-field", "streaming", "header", "api-key", "request-timeout-seconds"},
 	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev", "sequence-distribution", "seq-dist",
 		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length", "user-context-prompt-length",
 		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "dataset-sampling-strategy", "isl-block-size", "synthesis-speedup-ratio", "synthesis-max-isl", "synthesis-max-osl", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
@@ -180,30 +181,30 @@ func (p *Profile) NoteSet(fs *pflag.FlagSet) {
 	p.RequestCountSet = fs.Changed("request-count")
 }
 
-// onceURL is --url: one server. AIPerf spreads requests over several
-// (--url-strategy), which this tool does not do yet, so a second --url is
-// an error rather than a silent replacement of the first.
-type onceURL struct {
-	dst *string
+// urlList is --url, repeatable: the first is Profile.URL, the others
+// MoreURLs; the first given replaces a default.
+type urlList struct {
+	p   *Profile
 	set bool
 }
 
-func (u *onceURL) String() string {
-	if u.dst == nil {
+func (u *urlList) String() string {
+	if u.p == nil {
 		return ""
 	}
-	return *u.dst
+	return strings.Join(append([]string{u.p.URL}, u.p.MoreURLs...), ",")
 }
 
-func (u *onceURL) Set(s string) error {
-	if u.set && s != *u.dst {
-		return fmt.Errorf("given twice (%q, then %q): requests to several servers (AIPerf's --url-strategy) are not supported yet; run one profile per server", *u.dst, s)
+func (u *urlList) Set(s string) error {
+	if !u.set {
+		u.p.URL, u.p.MoreURLs, u.set = s, nil, true
+		return nil
 	}
-	*u.dst, u.set = s, true
+	u.p.MoreURLs = append(u.p.MoreURLs, s)
 	return nil
 }
 
-func (u *onceURL) Type() string { return "string" }
+func (u *urlList) Type() string { return "string" }
 
 // aiperfOnly are AIPerf's profile flags that this tool does not have yet:
 // given one, a user is told it is AIPerf's and not supported here, never
@@ -211,7 +212,7 @@ func (u *onceURL) Type() string { return "string" }
 var aiperfOnly = []string{
 	"synthesis-prefix-len-multiplier",
 	"synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier", "synthesis-output-len-multiplier",
-	"url-strategy", "batch-size-text", "batch-size-image", "batch-size-audio", "image-width-mean", "image-height-mean",
+	"batch-size-text", "batch-size-image", "batch-size-audio", "image-width-mean", "image-height-mean",
 	"audio-length-mean", "prompt-batch-size", "export-level", "profile-export-prefix",
 	"gpu-telemetry", "server-metrics-formats", "ui-type", "num-profile-runs", "confidence-level", "record-processors",
 	"workers-max", "request-count-per-session", "benchmark-max-duration",

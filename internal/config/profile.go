@@ -29,8 +29,12 @@ const (
 
 // Profile is one load profile: what to send, where, and how hard.
 type Profile struct {
-	Model        string // -m/--model: the model name put in every request
-	URL          string // -u/--url: server base URL (scheme optional)
+	Model string // -m/--model: the model name put in every request
+	URL   string // -u/--url: server base URL (scheme optional)
+	// MoreURLs are the servers of further --url flags; with URLStrategy
+	// (round_robin) request i goes to URL i mod n.
+	MoreURLs     []string
+	URLStrategy  string
 	Endpoint     string // --endpoint: custom path; default from EndpointType
 	EndpointType string // --endpoint-type: chat | completions | … (endpoint.Types)
 	// RequestTemplate and ResponseField are the template endpoint type's:
@@ -233,8 +237,11 @@ func (p *Profile) Validate() error {
 	if strings.TrimSpace(p.Model) == "" {
 		bad("-m/--model is required")
 	}
-	if _, err := p.TargetURL(); err != nil {
+	if _, err := p.TargetURLs(); err != nil {
 		bad("-u/--url: %v", err)
+	}
+	if p.URLStrategy != "" && p.URLStrategy != "round_robin" {
+		bad("--url-strategy %q: want round_robin", p.URLStrategy)
 	}
 	if t, err := endpoint.Lookup(p.EndpointType); err != nil {
 		bad("--endpoint-type: %v", err)
@@ -344,6 +351,34 @@ func (p *Profile) TargetURL() (string, error) {
 	}
 	u.RawPath = escaped
 	return u.String(), nil
+}
+
+// TargetURLs is TargetURL for every --url, in order.
+func (p *Profile) TargetURLs() ([]string, error) {
+	var out []string
+	for i, raw := range append([]string{p.URL}, p.MoreURLs...) {
+		q := *p
+		q.URL = raw
+		u, err := q.TargetURL()
+		if err != nil {
+			if i > 0 {
+				err = fmt.Errorf("the %s: %w", ordinal(i+1), err)
+			}
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+func ordinal(n int) string {
+	switch n {
+	case 2:
+		return "2nd"
+	case 3:
+		return "3rd"
+	}
+	return strconv.Itoa(n) + "th"
 }
 
 // JoinPath appends an endpoint's path to a base URL's: custom (--endpoint)

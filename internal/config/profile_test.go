@@ -64,8 +64,9 @@ func TestTargetURL(t *testing.T) {
 	}
 }
 
-// A second --url is refused, naming AIPerf's --url-strategy, instead of
-// silently replacing the first; --custom-endpoint is --endpoint.
+// Several --url flags are several servers, in order (AIPerf's
+// --url-strategy round_robin); --custom-endpoint is --endpoint; a bad
+// strategy or a bad later URL names itself.
 func TestURLFlags(t *testing.T) {
 	t.Parallel()
 	parse := func(args ...string) (*Profile, error) {
@@ -76,14 +77,23 @@ func TestURLFlags(t *testing.T) {
 		return &p, fs.Parse(args)
 	}
 	p, err := parse("--url", "http://gw/qwen", "--custom-endpoint", "/generate")
-	if err != nil || p.URL != "http://gw/qwen" || p.Endpoint != "/generate" {
+	if err != nil || p.URL != "http://gw/qwen" || p.Endpoint != "/generate" || len(p.MoreURLs) != 0 {
 		t.Fatalf("%+v, %v", p, err)
 	}
-	if _, err := parse("-u", "http://a:1", "--url", "http://b:2"); err == nil || !strings.Contains(err.Error(), "--url-strategy") || !strings.Contains(err.Error(), "http://b:2") {
-		t.Errorf("two URLs: %v", err)
+	p, err = parse("-u", "http://a:1", "--url", "b:2", "--url-strategy", "round_robin", "-m", "m")
+	if err != nil || p.URL != "http://a:1" || len(p.MoreURLs) != 1 {
+		t.Fatalf("two URLs: %+v, %v", p, err)
 	}
-	if p, err := parse("-u", "http://a:1", "--url", "http://a:1"); err != nil || p.URL != "http://a:1" {
-		t.Errorf("the same URL twice: %v", err)
+	if got, err := p.TargetURLs(); err != nil || len(got) != 2 || got[1] != "http://b:2/v1/chat/completions" {
+		t.Errorf("targets %v, %v", got, err)
+	}
+	p.URLStrategy = "random"
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "--url-strategy") {
+		t.Errorf("a bad strategy: %v", err)
+	}
+	p.URLStrategy, p.MoreURLs = "", []string{"ftp://c"}
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "2nd") {
+		t.Errorf("a bad 2nd URL: %v", err)
 	}
 }
 

@@ -38,7 +38,7 @@ type Record struct {
 	Sent        int64   `json:"sent_ns"`                   // when the request was handed to the connection pool (TTFT counts from here, as every peer's does)
 	Connected   int64   `json:"connected_ns,omitempty"`    // it had a connection: at once if kept alive, after the dial if new
 	NewConn     bool    `json:"new_conn,omitempty"`        // that connection was dialled for it
-	Written     int64   `json:"written_ns,omitempty"`      // it went onto the socket (the event loop: as its write began; net/http: its write returned)
+	Written     int64   `json:"written_ns,omitempty"`      // it went onto the socket (the event loop: as its write began; net/http: its write returned, no later than the first byte)
 	FirstByte   int64   `json:"first_byte_ns,omitempty"`   // response headers arrived
 	FirstToken  int64   `json:"first_token_ns,omitempty"`  // the first token of any kind, reasoning too
 	FirstOutput int64   `json:"first_output_ns,omitempty"` // the first answer token, after any reasoning (when they differ)

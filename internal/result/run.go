@@ -63,6 +63,7 @@ type Tool struct {
 // Target is what was measured.
 type Target struct {
 	URL          string         `json:"url"`
+	URLs         []string       `json:"urls,omitempty"` // with several --url, every one (URL is the first); request i went to URLs[i mod n]
 	Model        string         `json:"model"`
 	EndpointType string         `json:"endpoint_type"`
 	Streaming    bool           `json:"streaming"`

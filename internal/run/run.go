@@ -99,6 +99,7 @@ func Profile(ctx context.Context, p *config.Profile, opt Options) (*Result, erro
 		return nil, Failf("invalid flags:\n  %s", strings.ReplaceAll(err.Error(), "\n", "\n  "))
 	}
 	target, _ := p.TargetURL()
+	targets, _ := p.TargetURLs()
 	if !p.SeedSet {
 		var b [8]byte
 		_, _ = crand.Read(b[:])
@@ -111,8 +112,10 @@ func Profile(ctx context.Context, p *config.Profile, opt Options) (*Result, erro
 	if err != nil {
 		return nil, Failf("build plan: %v", err)
 	}
-	if err := Reachable(ctx, target); err != nil {
-		return nil, Failf("-u/--url %s: server not reachable: %v", target, err)
+	for _, t := range targets {
+		if err := Reachable(ctx, t); err != nil {
+			return nil, Failf("-u/--url %s: server not reachable: %v", t, err)
+		}
 	}
 	dir := p.ArtifactDir
 	if dir == "" {
@@ -134,7 +137,7 @@ func Profile(ctx context.Context, p *config.Profile, opt Options) (*Result, erro
 	if err := roomForRecords(dir, p, plan, opt.Logf); err != nil {
 		return nil, err
 	}
-	r := &profileRun{p: p, plan: plan, target: target, dir: dir, opt: opt, res: &Result{Dir: dir}, leftovers: leftovers(dir)}
+	r := &profileRun{p: p, plan: plan, target: target, targets: targets, dir: dir, opt: opt, res: &Result{Dir: dir}, leftovers: leftovers(dir)}
 	for _, w := range r.leftovers {
 		if opt.Logf != nil {
 			opt.Logf("%s", w)
@@ -186,12 +189,13 @@ func roomForRecords(dir string, p *config.Profile, plan *schedule.Plan, logf fun
 // profileRun is one run under way: the profile and its plan, where it
 // goes, and the result being filled.
 type profileRun struct {
-	p      *config.Profile
-	plan   *schedule.Plan
-	target string
-	dir    string
-	opt    Options
-	res    *Result
+	p       *config.Profile
+	plan    *schedule.Plan
+	target  string
+	targets []string // every --url's (target is the first)
+	dir     string
+	opt     Options
+	res     *Result
 	// leftovers: what an earlier run in this folder that never finished
 	// (killed) left behind, said in this run's warnings.
 	leftovers []string
@@ -264,7 +268,7 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 		workers = DefaultWorkers(p)
 	}
 	headers, _ := config.ParseHeaders(p.Headers)
-	shards := controller.Shards(plan, p, wire.ShardSpec{Knobs: ReadKnobs(os.Getenv), URL: target, Headers: headers, APIKey: p.APIKey, EndpointType: p.EndpointType,
+	shards := controller.Shards(plan, p, wire.ShardSpec{Knobs: ReadKnobs(os.Getenv), URL: target, URLs: manyOf(r.targets), Headers: headers, APIKey: p.APIKey, EndpointType: p.EndpointType,
 		RequestTemplate: p.RequestTemplate, ResponseField: p.ResponseField, Streaming: p.Streaming, TimeoutNs: int64(p.RequestTimeoutSeconds * float64(time.Second))}, workers)
 	slos, _ := config.ParseGoodput(p.Goodput)
 	g := &gathered{agg: metrics.NewAggregator(time.Duration(p.SliceDuration*float64(time.Second)), slos), workers: len(shards)}
@@ -349,7 +353,7 @@ func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted boo
 		Job:         r.opt.Job,
 		PayloadSeed: schedule.PayloadSeed(p.Seed, p.Repeat),
 		DurationS:   sum.DurationS,
-		Target:      result.Target{URL: r.target, Model: p.Model, EndpointType: p.EndpointType, Streaming: p.Streaming},
+		Target:      result.Target{URL: r.target, URLs: manyOf(r.targets), Model: p.Model, EndpointType: p.EndpointType, Streaming: p.Streaming},
 		Load:        loadOf(p, prof),
 		Counts:      sum.Counts,
 		Metrics:     sum.Metrics,
@@ -472,4 +476,12 @@ func loadOf(p *config.Profile, prof *schedule.Phase) result.Load {
 		l.Warmup = fmt.Sprintf("%gs", p.WarmupDuration)
 	}
 	return l
+}
+
+// manyOf is urls when there are several, else nil (one server is URL).
+func manyOf(urls []string) []string {
+	if len(urls) < 2 {
+		return nil
+	}
+	return urls
 }

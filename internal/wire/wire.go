@@ -116,8 +116,10 @@ const (
 
 // ShardSpec is one worker's part of the plan and how to send it.
 type ShardSpec struct {
-	Knobs        Knobs       `json:"knobs"`
-	URL          string      `json:"url"`
+	Knobs Knobs  `json:"knobs"`
+	URL   string `json:"url"`
+	// URLs, with several servers: request i goes to URLs[i mod n].
+	URLs         []string    `json:"urls,omitempty"`
 	Headers      [][2]string `json:"headers,omitempty"`
 	APIKey       string      `json:"api_key,omitempty"`
 	EndpointType string      `json:"endpoint_type"`

@@ -265,6 +265,7 @@ func (w *worker) phases(ctx context.Context, shard *wire.ShardSpec, kind endpoin
 		c := &client.Client{
 			HTTP:      &http.Client{Transport: tr.http},
 			URL:       shard.URL,
+			URLs:      shard.URLs,
 			Headers:   shard.Headers,
 			APIKey:    shard.APIKey,
 			Kind:      kind,
