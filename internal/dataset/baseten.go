@@ -3,6 +3,7 @@ package dataset
 import (
 	"bufio"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -58,6 +59,19 @@ func basetenToJSONL(path string, out io.Writer) (err error) {
 	if err != nil {
 		return fmt.Errorf("--input-file: %w", err)
 	}
+	// The footer's length is the file's last 8 bytes but its magic; the
+	// library allocates what it claims before checking it, so a few
+	// malformed bytes could ask for gigabytes.
+	var tail [8]byte
+	if st.Size() < 12 {
+		return fmt.Errorf("%s: not a Parquet file: %d bytes", path, st.Size())
+	}
+	if _, err := f.ReadAt(tail[:], st.Size()-8); err != nil {
+		return fmt.Errorf("--input-file: %w", err)
+	}
+	if footer := int64(binary.LittleEndian.Uint32(tail[:4])); string(tail[4:]) != "PAR1" || footer > st.Size()-12 {
+		return fmt.Errorf("%s: not a Parquet file: its footer claims %d bytes in a file of %d", path, footer, st.Size())
+	}
 	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {
 		return fmt.Errorf("%s: not a Parquet file: %v", path, err)
@@ -75,8 +89,22 @@ func basetenToJSONL(path string, out io.Writer) (err error) {
 	defer r.Close()
 	rows := make([]basetenRow, 256)
 	var problems []error
-	for n := 0; ; {
+	// Bounded: no more rows than the file says it holds, and a reader that
+	// returns neither rows nor an end (a malformed file can make it) is
+	// the file's error, not a loop.
+	declared := pf.NumRows()
+	for n, empty := 0, 0; ; {
 		k, rerr := r.Read(rows)
+		if k == 0 && rerr == nil {
+			if empty++; empty > 3 {
+				return fmt.Errorf("%s: not a readable Parquet file: no rows after row %d of %d, and no end", path, n, declared)
+			}
+			continue
+		}
+		empty = 0
+		if int64(n+k) > declared {
+			return fmt.Errorf("%s: not a readable Parquet file: more rows than the %d it declares", path, declared)
+		}
 		for _, row := range rows[:k] {
 			n++
 			if row.Timestamp < 0 || row.OutputTokens < 0 || row.OutputTokens > MaxInputLength {
