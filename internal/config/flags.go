@@ -22,7 +22,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&p.Endpoint, "custom-endpoint", p.Endpoint, "alias of --endpoint (AIPerf's name)")
 	fs.StringVar(&p.RequestTemplate, "request-template", p.RequestTemplate, "--endpoint-type template: the request body as a Go template over .Model .Prompt .System .MaxTokens .Stream, with json (e.g. {\"q\":{{json .Prompt}}}); @file reads it from a file")
 	fs.StringVar(&p.ResponseField, "response-field", p.ResponseField, "--endpoint-type template: the answer's text at this field path of the response or of each SSE event, e.g. choices.0.text")
-	fs.StringVar(&p.EndpointType, "endpoint-type", p.EndpointType, "chat | completions | responses | messages (Anthropic's; also anthropic_messages) | ollama_chat | ollama_generate | embeddings | nim_embeddings | huggingface_generate | sglang_generate | triton_generate | kserve | template")
+	fs.StringVar(&p.EndpointType, "endpoint-type", p.EndpointType, "chat | completions | responses | messages (Anthropic's; also anthropic_messages) | ollama_chat | ollama_generate | embeddings | nim_embeddings | huggingface_generate | sglang_generate | triton_generate | kserve | image_generation | template")
 	fs.BoolVar(&p.Streaming, "streaming", p.Streaming, "stream responses (SSE)")
 	fs.IntVar(&p.Concurrency, "concurrency", p.Concurrency, "requests in flight (closed loop), split across workers")
 	fs.IntVar(&p.RequestCount, "request-count", p.RequestCount, "requests to send")

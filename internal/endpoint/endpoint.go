@@ -88,6 +88,7 @@ const (
 	TypeTemplate    = "template"
 	TypeTriton      = "triton_generate"
 	TypeKServe      = "kserve"
+	TypeImageGen    = "image_generation"
 )
 
 // A Type is one endpoint type: its name (AIPerf's), the names it is also
@@ -111,6 +112,7 @@ var Types = []Type{
 	{Name: TypeOllamaGen, Path: "/api/generate", Kind: OllamaGenerate{}},
 	{Name: TypeEmbeddings, Path: "/v1/embeddings", Kind: Embeddings{}},
 	{Name: TypeNIMEmbed, Path: "/v1/embeddings", Kind: NIMEmbeddings{}},
+	{Name: TypeImageGen, Path: "/v1/images/generations", Kind: ImageGeneration{}},
 	{Name: TypeTGI, Path: "/generate", StreamPath: "/generate_stream", Kind: TGIGenerate{}},
 	{Name: TypeSGLang, Path: "/generate", Kind: SGLangGenerate{}},
 	{Name: TypeTriton, Path: "/v2/models/{model}/generate", StreamPath: "/v2/models/{model}/generate_stream", Kind: TritonGenerate{}},

@@ -181,3 +181,20 @@ func TestKServeWire(t *testing.T) {
 		t.Errorf("error: %+v", c)
 	}
 }
+
+// An image answer counts its images, base64 or URLs; an error object is
+// the server's error; the request asks for one image as base64.
+func TestImageGenerationWire(t *testing.T) {
+	t.Parallel()
+	c, err := ImageGeneration{}.ParseResponse([]byte(`{"created":1713833628,"data":[{"b64_json":"iVBORw0KGgo="},{"url":"https://img/1.png","revised_prompt":"a cat"}],"usage":{"total_tokens":100,"input_tokens":50,"output_tokens":50}}`))
+	if err != nil || c.Items != 2 {
+		t.Errorf("%+v, %v", c, err)
+	}
+	if c, _ := (ImageGeneration{}).ParseResponse([]byte(`{"error":{"message":"Your request was rejected","type":"image_generation_user_error"}}`)); c.ServerErr == "" {
+		t.Errorf("error: %+v", c)
+	}
+	body, err := ImageGeneration{}.Build(Input{Model: "flux", Prompt: "a cat", MaxTokens: 5})
+	if err != nil || string(body) != `{"model":"flux","n":1,"prompt":"a cat","response_format":"b64_json"}` {
+		t.Errorf("body %s, %v", body, err)
+	}
+}

@@ -79,3 +79,52 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	io.WriteString(w, out)
 }
+
+// tinyPNG is a 1×1 PNG, base64: the image serve generates.
+const tinyPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+// images answers /v1/images/generations as OpenAI's API does: n images
+// (default 1) as base64, after TTFT.
+func (s *Server) images(w http.ResponseWriter, r *http.Request) {
+	arrival := s.arrival(r)
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "read body")
+		return
+	}
+	var req struct {
+		Prompt *string `json:"prompt"`
+		N      *int    `json:"n"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || req.Prompt == nil {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "want a JSON body with a prompt")
+		return
+	}
+	if s.refused(w, s.cfg.Faults.pick(hashBody(body))) {
+		return
+	}
+	n := 1
+	if req.N != nil {
+		n = max(1, min(*req.N, 10))
+	}
+	s.metrics.running.Add(1)
+	s.metrics.promptTokens.Add(int64(tokenizer.Count(*req.Prompt)))
+	defer func() {
+		s.metrics.running.Add(-1)
+		s.metrics.requests.Add(1)
+	}()
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	if !waitUntil(r, t, arrival.Add(s.cfg.TTFT)) {
+		return
+	}
+	out := `{"created":` + strconv.FormatInt(arrival.Unix(), 10) + `,"data":[`
+	for i := range n {
+		if i > 0 {
+			out += ","
+		}
+		out += `{"b64_json":"` + tinyPNG + `"}`
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, out+`]}`)
+}

@@ -163,6 +163,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /api/chat", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, ollamaChatShape) })
 	s.mux.HandleFunc("POST /api/generate", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, ollamaGenerateShape) })
 	s.mux.HandleFunc("POST /v1/embeddings", s.embeddings)
+	s.mux.HandleFunc("POST /v1/images/generations", s.images)
 	s.mux.HandleFunc("POST /generate", s.nativeGenerate)
 	s.mux.HandleFunc("POST /v2/models/{model}/generate", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, tritonShape) })
 	s.mux.HandleFunc("POST /v2/models/{model}/generate_stream", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, tritonShape) })
