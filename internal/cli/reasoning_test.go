@@ -27,7 +27,7 @@ func TestReasoningOutput(t *testing.T) {
 				t.Errorf("reasoning_token_count %+v", d)
 			}
 			if er.stream {
-				wantFirstTokens(t, run, 20, 24)
+				wantFirstTokens(t, run, recs, 20, 6)
 			}
 		})
 }

@@ -23,7 +23,7 @@ func TestResponsesEndpoint(t *testing.T) {
 		func(t *testing.T, er endpointRun, run *result.Run, recs []record.Record) {
 			wantTokens(t, recs, 10, 3, 24, true)
 			if er.stream {
-				wantFirstTokens(t, run, 15, 9)
+				wantFirstTokens(t, run, recs, 15, 3)
 			}
 		})
 }
