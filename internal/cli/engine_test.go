@@ -606,8 +606,13 @@ func TestMooncakeTraceReplay(t *testing.T) {
 	slices.Sort(lags)
 	p99 := lags[len(lags)*99/100]
 	t.Logf("send lag behind the trace's timestamps: p50 %.3f ms, p99 %.3f ms; prompt cache %+v", lags[len(lags)/2], p99, r.ToolHealth.PromptCache)
-	if p99 > 20 { // far above the ~0.1 ms measured here: a schedule that ignored the trace would be off by tens of ms
-		t.Errorf("send lag p99 %.1f ms", p99)
+	// A schedule that ignored the trace would send all 24 at once: the
+	// median lag would be ~460 ms, the last ~920. The median is held to 20
+	// ms; p99, which of 24 requests is the slowest one, only to 200 ms, since
+	// one stall of the race detector on a busy machine (21.8 ms in a CI run)
+	// is not the schedule.
+	if p50 := lags[len(lags)/2]; p50 > 20 || p99 > 200 {
+		t.Errorf("send lag p50 %.1f ms, p99 %.1f ms", p50, p99)
 	}
 	if pc := r.ToolHealth.PromptCache; pc == nil || pc.CachedFraction < 0.2 {
 		t.Errorf("shared hash_ids gave no prefix-cache hits: %+v", pc)
