@@ -45,7 +45,7 @@ func (embeddings) ParseResponse(body []byte) (Response, error) {
 		return Chunk{}, fmt.Errorf("malformed JSON: %w", err)
 	}
 	var c Chunk
-	if len(o.Error) > 0 && string(o.Error) != "null" {
+	if hasError(o.Error) {
 		c.ServerErr = string(o.Error)
 		return c, nil
 	}

@@ -251,7 +251,7 @@ func parseOpenAI(data []byte) (Chunk, error) {
 	}
 	var c Chunk
 	c.Usage = o.Usage
-	if len(o.Error) > 0 && string(o.Error) != "null" {
+	if hasError(o.Error) {
 		c.ServerErr = string(o.Error)
 	}
 	for _, ch := range o.Choices {
@@ -275,3 +275,7 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// hasError reports an error object a server put in its answer (absent and
+// null are none).
+func hasError(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }

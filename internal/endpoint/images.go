@@ -39,7 +39,7 @@ func (ImageGeneration) ParseResponse(body []byte) (Response, error) {
 		return Chunk{}, fmt.Errorf("malformed JSON: %w", err)
 	}
 	var c Chunk
-	if len(o.Error) > 0 && string(o.Error) != "null" {
+	if hasError(o.Error) {
 		c.ServerErr = string(o.Error)
 		return c, nil
 	}

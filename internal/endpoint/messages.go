@@ -96,7 +96,7 @@ func parseMessages(data []byte) (Chunk, error) {
 		return Chunk{}, fmt.Errorf("malformed JSON: %w", err)
 	}
 	var c Chunk
-	if o.Type == "error" || (len(o.Error) > 0 && string(o.Error) != "null") {
+	if o.Type == "error" || (hasError(o.Error)) {
 		c.ServerErr = string(o.Error)
 		if c.ServerErr == "" {
 			c.ServerErr = string(data)

@@ -107,7 +107,7 @@ type responsesObject struct {
 // copy in response.completed).
 func (o *responsesObject) chunk(text bool) Chunk {
 	var c Chunk
-	if len(o.Error) > 0 && string(o.Error) != "null" {
+	if hasError(o.Error) {
 		c.ServerErr = string(o.Error)
 	}
 	if o.Usage != nil {

@@ -131,7 +131,7 @@ func (t *Template) parse(data []byte) (Chunk, error) {
 	var e struct {
 		Error json.RawMessage `json:"error"`
 	}
-	if json.Unmarshal(data, &e) == nil && len(e.Error) > 0 && string(e.Error) != "null" {
+	if json.Unmarshal(data, &e) == nil && hasError(e.Error) {
 		return Chunk{ServerErr: string(e.Error)}, nil
 	}
 	return Chunk{Content: s}, nil
