@@ -5,6 +5,7 @@
 # due at its modelled step's end).
 #
 #   bench/engine.sh [seconds]     (default 20; needs go, writes under /tmp)
+#   ENGINE_ONLY=1 skips exact mode; ENGINE_FLAGS="--preset ..." goes to engine mode's serve.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-20}
@@ -39,5 +40,5 @@ n = ok * m["output_sequence_length"]["avg"]
 print(f"{mode}: server CPU {cpu:.2f} s for {n:.0f} chunks ({ok} requests): {cpu * 1e6 / n:.1f} us/chunk; ITL p50 {m['inter_token_latency']['p50']:.1f} ms; {lag}")
 PY
 }
-measure exact --ttft 50ms --itl 20ms
-measure engine --mode engine
+[ -z "${ENGINE_ONLY:-}" ] && measure exact --ttft 50ms --itl 20ms
+measure engine --mode engine ${ENGINE_FLAGS:-}

@@ -1,14 +1,21 @@
 package cli
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/sim"
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
 // Non-token endpoints end to end against serve: embeddings,
@@ -55,5 +62,106 @@ func TestEmbeddingsEndpoint(t *testing.T) {
 	res := runCLI(t, time.Minute, "profile", "-m", "e5", "-u", url, "--endpoint-type", "embeddings", "--streaming", "--request-count", "2")
 	if res.code != 2 || !strings.Contains(res.stderr, "--streaming") {
 		t.Errorf("embeddings with --streaming: exit %d\n%s", res.code, res.stderr)
+	}
+}
+
+// The rankings types against serve: synthetic queries and passages of
+// the --rankings-* lengths, and an input file of AIPerf's named texts
+// (query and passages), each sent in its API's shape and counted a query
+// a request; a line without a query and a --rankings-* flag without a
+// rankings type are refused before any request.
+func TestRankingsEndpoints(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT = 5 * time.Millisecond
+	s := sim.New(cfg)
+	var mu sync.Mutex
+	bodies := map[string][]string{}
+	url := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies[r.URL.Path] = append(bodies[r.URL.Path], string(b))
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		s.ServeHTTP(w, r)
+	}))
+	shape := map[string]struct{ path, query, passages string }{
+		"nim_rankings":    {"/v1/ranking", `"query":{"text":`, `"passages":[{"text":`},
+		"cohere_rankings": {"/v2/rerank", `"query":"`, `"documents":["`},
+		"hf_tei_rankings": {"/rerank", `"query":"`, `"texts":["`},
+	}
+	file := filepath.Join(t.TempDir(), "rankings.jsonl")
+	var lines strings.Builder
+	for i := range 4 {
+		fmt.Fprintf(&lines, `{"texts":[{"name":"query","contents":["what is topic %d?"]},{"name":"passages","contents":["passage one of %d","passage two of %d"]}]}`+"\n", i, i, i)
+	}
+	os.WriteFile(file, []byte(lines.String()), 0o644)
+	for typ, sh := range shape {
+		for _, src := range [][]string{
+			{"--request-count", "6", "--rankings-passages-mean", "3", "--rankings-passages-prompt-token-mean", "20", "--rankings-query-prompt-token-mean", "8"},
+			{"--request-count", "4", "--input-file", file, "--custom-dataset-type", "single_turn"},
+		} {
+			dir := filepath.Join(t.TempDir(), "run")
+			args := append([]string{"profile", "-m", "rr", "-u", url, "--endpoint-type", typ, "--concurrency", "2", "--random-seed", "2", "--no-server-metrics", "--artifact-dir", dir}, src...)
+			res := runCLI(t, time.Minute, args...)
+			if res.code != 0 {
+				t.Fatalf("%s %v: exit %d\n%s", typ, src, res.code, res.stderr)
+			}
+			run, err := result.Read(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fromFile := len(src) == 6
+			want := 6
+			if fromFile {
+				want = 4
+			}
+			if run.Counts.OK != want || run.Counts.Errors != 0 {
+				t.Fatalf("%s %v: counts %+v", typ, src, run.Counts)
+			}
+			for _, r := range readRecords(t, dir) {
+				// (a file line's tokens: its query's and its passages', each counted alone)
+				k := r.Index % 4
+				fileISL := tokenizer.Count(fmt.Sprintf("what is topic %d?", k)) + tokenizer.Count(fmt.Sprintf("passage one of %d", k)) + tokenizer.Count(fmt.Sprintf("passage two of %d", k))
+				if wantISL := map[bool]int{false: 8 + 3*20, true: fileISL}[fromFile]; r.ISL != wantISL || r.OSL != 0 {
+					t.Errorf("%s: request %d: ISL %d, want %d; OSL %d", typ, r.Index, r.ISL, wantISL, r.OSL)
+				}
+			}
+			if _, ok := run.Metrics[metrics.TTFT]; ok {
+				t.Errorf("%s: a token metric", typ)
+			}
+		}
+		mu.Lock()
+		got := bodies[sh.path]
+		mu.Unlock()
+		if len(got) != 10 {
+			t.Fatalf("%s: %d requests at %s, want 10", typ, len(got), sh.path)
+		}
+		for i, b := range got {
+			if !strings.Contains(b, sh.query) || !strings.Contains(b, sh.passages) {
+				t.Errorf("%s: body %d not in its API's shape: %s", typ, i, b)
+			}
+		}
+		if n := strings.Count(got[0], `{"text":`); typ == "nim_rankings" && n != 4 {
+			t.Errorf("%s: a synthetic request with %d texts, want a query and 3 passages: %s", typ, n, got[0])
+		}
+		if !strings.Contains(strings.Join(got, "\n"), `passage two of 3`) {
+			t.Errorf("%s: the file's passages were not sent", typ)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "plain.jsonl")
+	os.WriteFile(bad, []byte(`{"text": "no query here"}`+"\n"), 0o644)
+	mu.Lock()
+	before := len(bodies["/v1/ranking"])
+	mu.Unlock()
+	res := runCLI(t, time.Minute, "profile", "-m", "rr", "-u", url, "--endpoint-type", "nim_rankings", "--input-file", bad, "--request-count", "1")
+	mu.Lock()
+	after := len(bodies["/v1/ranking"])
+	mu.Unlock()
+	if res.code != 2 || !strings.Contains(res.stderr, "plain.jsonl: --endpoint-type nim_rankings needs each line's query and passages") || after != before {
+		t.Errorf("a line without a query: exit %d, %d requests sent\n%s", res.code, after-before, res.stderr)
+	}
+	res = runCLI(t, time.Minute, "profile", "-m", "rr", "-u", url, "--rankings-passages-mean", "3", "--request-count", "1")
+	if res.code != 2 || !strings.Contains(res.stderr, "the --rankings-* flags shape a rankings endpoint's requests") {
+		t.Errorf("--rankings-passages-mean with chat: exit %d\n%s", res.code, res.stderr)
 	}
 }

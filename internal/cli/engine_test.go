@@ -992,3 +992,45 @@ func TestUserCentricDuration(t *testing.T) {
 		t.Errorf("%d requests, %d due after the duration: want 20 due in the second (at least 15 sent on a busy machine)", len(recs), late)
 	}
 }
+
+// A folder of weka traces (internal/dataset/testdata/weka: two agentic
+// sessions, one with a subagent) runs as sessions: each trace's calls in
+// order on one slot, a subagent's in its place, each after the trace's
+// idle time before it, each prompt exactly its "in" tokens with no
+// history threaded before it (its hash ids already hold it), and the
+// blocks a trace's calls share served from the engine's prefix cache.
+func TestWekaTraceSessions(t *testing.T) {
+	_, url := engineSim(t, nil)
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--input-file", "../dataset/testdata/weka",
+		"--custom-dataset-type", "weka_trace", "--concurrency", "2", "--random-seed", "3", "--use-server-token-count",
+		"--extra-inputs", "ignore_eos:true", "--artifact-dir", dir, "--server-metrics", url+"/metrics")
+	r, err := result.Read(dir)
+	if res.code != 0 || err != nil {
+		t.Fatalf("exit %d, %v\n%s", res.code, err, res.stderr)
+	}
+	recs := readRecords(t, dir)
+	if r.Counts.OK != 7 || len(recs) != 7 {
+		t.Fatalf("counts %+v: want the 7 calls of two traces", r.Counts)
+	}
+	slices.SortFunc(recs, func(a, b record.Record) int { return a.Index - b.Index })
+	wantISL := []int{200, 260, 100, 150, 330, 128, 192}
+	wantMax := []int{30, 12, 20, 25, 40, 1, 8}
+	wantGap := []time.Duration{0, 500, 300, 100, 700, 0, 0}
+	for i, rec := range recs {
+		if rec.ISL != wantISL[i] || rec.ServerISL != rec.ISL || rec.MaxTokens != wantMax[i] || rec.OSL != wantMax[i] {
+			t.Errorf("call %d: ISL %d (server %d), max_tokens %d, OSL %d; want ISL %d and %d tokens out", i, rec.ISL, rec.ServerISL, rec.MaxTokens, rec.OSL, wantISL[i], wantMax[i])
+		}
+		if k := rec.Turn; k > 0 {
+			if gap := time.Duration(rec.Sent - recs[i-1].End); gap < wantGap[i]*time.Millisecond {
+				t.Errorf("call %d went %s after call %d's answer, before the trace's %d ms idle time", i, gap, i-1, wantGap[i])
+			}
+		}
+	}
+	if recs[0].SessionID != recs[4].SessionID || recs[5].SessionID != recs[6].SessionID || recs[0].SessionID == recs[5].SessionID {
+		t.Errorf("session ids %s %s %s %s", recs[0].SessionID, recs[4].SessionID, recs[5].SessionID, recs[6].SessionID)
+	}
+	if pc := r.ToolHealth.PromptCache; pc == nil || pc.CachedFraction < 0.3 {
+		t.Errorf("the calls' shared blocks were not served from the cache: %+v", pc)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -18,12 +20,13 @@ import (
 
 // simOptions are serve's flags beyond sim.Config's plain fields.
 type simOptions struct {
-	preset             string
-	noPrefixCaching    bool
-	maxSeqs, maxTokens int
-	kvBlocks           int
-	stepJitter         float64
-	seed               uint64
+	preset              string
+	noPrefixCaching     bool
+	maxSeqs, maxTokens  int
+	kvBlocks            int
+	stepJitter          float64
+	feLatency, feSerial time.Duration
+	seed                uint64
 }
 
 func simFlags(fs *pflag.FlagSet, cfg *sim.Config, o *simOptions) {
@@ -35,10 +38,12 @@ func simFlags(fs *pflag.FlagSet, cfg *sim.Config, o *simOptions) {
 	fs.IntVar(&cfg.MaxLen, "max-output", cfg.MaxLen, "longest natural output")
 	fs.IntVar(&cfg.ReasoningTokens, "reasoning-tokens", 0, "chat: the first N tokens of every answer are reasoning (reasoning_content, as vLLM's reasoning parsers and DeepSeek send it), the rest the answer")
 	fs.BoolVar(&cfg.CloseAfterStream, "close-after-stream", false, "quirk: close a kept-alive connection when the next request arrives on it after a stream (as llama-server does)")
-	fs.StringVar(&o.preset, "preset", engine.DefaultPreset, "engine mode: the engine preset (its speeds, batch and KV cache, fitted to published figures)")
+	fs.StringVar(&o.preset, "preset", engine.DefaultPreset, "engine mode: the engine preset (its speeds, batch, KV cache and front end, fitted to published figures): "+strings.Join(engine.PresetNames(), ", "))
 	fs.IntVar(&o.maxSeqs, "max-num-seqs", 0, "engine mode: sequences in the running batch, at most (default: the preset's)")
 	fs.IntVar(&o.maxTokens, "max-num-batched-tokens", 0, "engine mode: tokens a step processes, at most (chunked prefill; default: the preset's)")
 	fs.IntVar(&o.kvBlocks, "kv-blocks", 0, "engine mode: KV cache blocks of 16 tokens (default: the preset's)")
+	fs.DurationVar(&o.feLatency, "frontend-latency", -1, "engine mode: the API server's time from a request's arrival to the engine's queue, beside the engine (default: the preset's)")
+	fs.DurationVar(&o.feSerial, "frontend-serial", -1, "engine mode: the API server's one-at-a-time share of each request, so a burst queues there (default: the preset's)")
 	fs.BoolVar(&o.noPrefixCaching, "no-prefix-caching", false, "engine mode: turn the prefix cache off")
 	fs.Float64Var(&o.stepJitter, "step-jitter", -1, "engine mode: relative noise of each step's time (default: the preset's)")
 	fs.Float64Var(&cfg.SpeedJitter, "speed-jitter", 0, "relative spread of a per-process speed factor drawn from --seed (0.03 = 3%): all of this process's runs share one slowdown")
@@ -88,6 +93,12 @@ func (o *simOptions) finish(cfg *sim.Config) error {
 	}
 	if o.stepJitter >= 0 {
 		ec.Jitter = o.stepJitter
+	}
+	if o.feLatency >= 0 {
+		ec.FrontendNs = float64(o.feLatency)
+	}
+	if o.feSerial >= 0 {
+		ec.FrontendSerialNs = float64(o.feSerial)
 	}
 	ec.PrefixCaching = ec.PrefixCaching && !o.noPrefixCaching
 	ec.Seed = o.seed

@@ -84,6 +84,12 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.Float64Var(&p.ConversationTurnStddev, "session-turns-stddev", p.ConversationTurnStddev, "alias of --conversation-turn-stddev")
 	fs.Float64Var(&p.TurnDelayMean, "conversation-turn-delay-mean", p.TurnDelayMean, "ms between a turn's response and the next turn (a user's think time)")
 	fs.Float64Var(&p.TurnDelayStddev, "conversation-turn-delay-stddev", p.TurnDelayStddev, "standard deviation of the turn delay, ms")
+	fs.IntVar(&p.RankingsPassagesMean, "rankings-passages-mean", p.RankingsPassagesMean, "rankings endpoints, synthetic: passages a query, mean")
+	fs.IntVar(&p.RankingsPassagesStddev, "rankings-passages-stddev", p.RankingsPassagesStddev, "rankings endpoints, synthetic: passages a query, stddev")
+	fs.IntVar(&p.RankingsPassageTokensMean, "rankings-passages-prompt-token-mean", p.RankingsPassageTokensMean, "rankings endpoints, synthetic: tokens a passage, mean")
+	fs.IntVar(&p.RankingsPassageTokensStddev, "rankings-passages-prompt-token-stddev", p.RankingsPassageTokensStddev, "rankings endpoints, synthetic: tokens a passage, stddev")
+	fs.IntVar(&p.RankingsQueryTokensMean, "rankings-query-prompt-token-mean", p.RankingsQueryTokensMean, "rankings endpoints, synthetic: tokens a query, mean")
+	fs.IntVar(&p.RankingsQueryTokensStddev, "rankings-query-prompt-token-stddev", p.RankingsQueryTokensStddev, "rankings endpoints, synthetic: tokens a query, stddev")
 	fs.IntVar(&p.UserContextPromptLength, "user-context-prompt-length", p.UserContextPromptLength, "tokens of a context unique to each session, before its first turn (and so in its history); counted in ISL")
 	fs.IntVar(&p.PrefillConcurrency, "prefill-concurrency", p.PrefillConcurrency, "at most this many requests at once between their send and their first token (in prefill); the others wait to be sent (streaming)")
 	fs.IntVar(&p.NumUsers, "num-users", p.NumUsers, "users of --user-centric-rate: each runs one session at a time, its turns in order")
@@ -151,6 +157,8 @@ var flagGroups = map[string][]string{
 	"Endpoint": {"model", "url", "url-strategy", "endpoint", "custom-endpoint", "endpoint-type", "request-template", "response-field", "streaming", "header", "api-key", "request-timeout-seconds"},
 	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev", "sequence-distribution", "seq-dist",
 		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length", "user-context-prompt-length",
+		"rankings-passages-mean", "rankings-passages-stddev", "rankings-passages-prompt-token-mean", "rankings-passages-prompt-token-stddev",
+		"rankings-query-prompt-token-mean", "rankings-query-prompt-token-stddev",
 		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "dataset-sampling-strategy", "isl-block-size", "synthesis-speedup-ratio", "synthesis-max-isl", "synthesis-max-osl", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
 		"num-dataset-entries", "random-seed",
 		"conversation-num", "num-conversations", "num-sessions", "conversation-turn-mean", "session-turns-mean", "conversation-turn-stddev", "session-turns-stddev",

@@ -91,6 +91,12 @@ type Profile struct {
 	NumUsers                 int     // --num-users: users of --user-centric-rate, each one session at a time
 	UserCentricRate          float64 // --user-centric-rate: requests/s over all users; a user's turns are num-users/rate apart
 	NumDatasetEntries        int     // --num-dataset-entries: prompts cycled by duration-bound closed loops
+	// Synthetic rankings requests (a rankings endpoint without an input
+	// file): passages a query, and tokens of each passage and query,
+	// normal and rounded (AIPerf's --rankings-* flags and defaults).
+	RankingsPassagesMean, RankingsPassagesStddev           int
+	RankingsPassageTokensMean, RankingsPassageTokensStddev int
+	RankingsQueryTokensMean, RankingsQueryTokensStddev     int
 
 	Tokenizer                string // --tokenizer: "" (builtin o200k_base), a tokenizer.json, or ORG/NAME in the local HF cache
 	TokenizerRevision        string // --tokenizer-revision: the cached snapshot of an ORG/NAME
@@ -142,6 +148,21 @@ var DefaultProfile = Profile{
 	ArrivalSmoothness:     1,
 	GracePeriod:           30,
 	NumDatasetEntries:     100,
+
+	RankingsPassagesMean:      1,
+	RankingsPassageTokensMean: 550,
+	RankingsQueryTokensMean:   550,
+}
+
+// Rankings reports a rankings endpoint type (a query and passages a
+// request).
+func (p *Profile) Rankings() bool {
+	t, err := endpoint.Lookup(p.EndpointType)
+	if err != nil {
+		return false
+	}
+	_, ok := t.Kind.(endpoint.Ranking)
+	return ok
 }
 
 // OpenLoop reports whether requests are sent on a schedule (a rate or a
@@ -168,7 +189,7 @@ func (p *Profile) Trace() bool {
 // MultiTurn reports whether the profile sends synthetic multi-turn
 // sessions (--conversation-num, or more than one turn a conversation).
 func (p *Profile) MultiTurn() bool {
-	return p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.CustomDatasetType == MultiTurnFile || p.UserCentricRate > 0
+	return p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.CustomDatasetType == MultiTurnFile || p.CustomDatasetType == WekaTrace || p.UserCentricRate > 0
 }
 
 // SharesPrefixes reports whether the profile's prompts share prefixes by
@@ -201,6 +222,7 @@ const (
 	SingleTurn    = "single_turn" // JSONL of AIPerf's single-turn fields, in file order
 	MultiTurnFile = "multi_turn"  // JSONL of conversations, {"session_id", "turns": [...]}
 	RandomPool    = "random_pool" // the same lines, drawn at random with replacement
+	WekaTrace     = "weka_trace"  // Weka's agentic session traces: a JSON file, or a folder of them, one trace a file
 )
 
 // ShareGPT is --public-dataset's one value here.
@@ -216,7 +238,7 @@ const (
 // aiperfDatasetTypes are AIPerf's other --custom-dataset-type values: a
 // user who gives one gets told it is AIPerf's and not supported here yet,
 // never that it is unknown.
-var aiperfDatasetTypes = []string{"weka_trace", "sharegpt", "inputs_json", "raw_payload"}
+var aiperfDatasetTypes = []string{"sharegpt", "inputs_json", "raw_payload"}
 
 // Ceiling is the in-flight limit: the concurrency in a closed loop, in an
 // open loop only when --concurrency was given (0: none).
@@ -554,7 +576,7 @@ func (p *Profile) validateLoad() []error {
 		bad("--request-cancellation-delay %g: must not be negative", p.CancellationDelay)
 	}
 	switch {
-	case p.CustomDatasetType == "" || p.Trace() || p.CustomDatasetType == SingleTurn || p.CustomDatasetType == MultiTurnFile:
+	case p.CustomDatasetType == "" || p.Trace() || p.CustomDatasetType == SingleTurn || p.CustomDatasetType == MultiTurnFile || p.CustomDatasetType == WekaTrace:
 	case p.CustomDatasetType == RandomPool:
 		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() {
 			bad("--custom-dataset-type random_pool: --input-file %s is a folder; a folder of pools is not supported yet: give one JSONL file", p.InputFile)
@@ -563,9 +585,9 @@ func (p *Profile) validateLoad() []error {
 			bad("--custom-dataset-type random_pool draws its lines at random: it has no schedule to replay (leave out --fixed-schedule)")
 		}
 	case slices.Contains(aiperfDatasetTypes, p.CustomDatasetType):
-		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
+		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
 	default:
-		bad("--custom-dataset-type %q: want single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace or baseten_trace", p.CustomDatasetType)
+		bad("--custom-dataset-type %q: want single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace or weka_trace", p.CustomDatasetType)
 	}
 	if p.CustomDatasetType != "" && p.InputFile == "" {
 		bad("--custom-dataset-type %s needs --input-file", p.CustomDatasetType)
@@ -610,18 +632,19 @@ func (p *Profile) validateLoad() []error {
 	if p.SynthesisSpeedupRatio < 0 || math.IsNaN(p.SynthesisSpeedupRatio) || math.IsInf(p.SynthesisSpeedupRatio, 0) {
 		bad("--synthesis-speedup-ratio %g: want a positive, finite ratio (2 replays twice as fast)", p.SynthesisSpeedupRatio)
 	}
+	weka := p.CustomDatasetType == WekaTrace
 	if p.MultiTurn() {
 		switch {
-		case p.EndpointType != EndpointChat:
+		case p.EndpointType != EndpointChat && !weka:
 			bad("multi-turn sessions (--conversation-num, --conversation-turn-mean) thread a chat's messages: they need --endpoint-type chat")
 		case p.RequestRate > 0 || p.Replays():
 			bad("multi-turn sessions run in a closed loop here (each slot a session, turn after turn): not with --request-rate or a fixed schedule yet")
-		case p.InputFile != "" && p.CustomDatasetType != MultiTurnFile:
+		case p.InputFile != "" && p.CustomDatasetType != MultiTurnFile && !weka:
 			bad("multi-turn sessions from --input-file need --custom-dataset-type multi_turn (the --conversation-* flags make synthetic ones)")
-		case p.CustomDatasetType == MultiTurnFile && (p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.ConversationTurnStddev > 0):
-			bad("--custom-dataset-type multi_turn takes its conversations and turns from the file: leave out --conversation-num and --conversation-turn-mean/-stddev")
-		case p.CustomDatasetType == MultiTurnFile && p.DatasetSampling != "" && p.DatasetSampling != SamplingSequential:
-			bad("--custom-dataset-type multi_turn runs its conversations in file order: --dataset-sampling-strategy %s is not supported with it yet", p.DatasetSampling)
+		case (p.CustomDatasetType == MultiTurnFile || weka) && (p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.ConversationTurnStddev > 0 || p.UserCentricRate > 0):
+			bad("--custom-dataset-type %s takes its conversations and turns from the file: leave out --conversation-num, --conversation-turn-mean/-stddev and --user-centric-rate", p.CustomDatasetType)
+		case (p.CustomDatasetType == MultiTurnFile || weka) && p.DatasetSampling != "" && p.DatasetSampling != SamplingSequential:
+			bad("--custom-dataset-type %s runs its conversations in file order: --dataset-sampling-strategy %s is not supported with it yet", p.CustomDatasetType, p.DatasetSampling)
 		case p.NumPrefixPrompts > 0:
 			bad("multi-turn sessions with --num-prefix-prompts are not supported yet")
 		}
@@ -636,8 +659,8 @@ func (p *Profile) validateLoad() []error {
 		} else if p.UserCentricRate > 0 && p.ConcurrencySet {
 			bad("--user-centric-rate with --concurrency: the users are the concurrency (give --num-users)")
 		}
-		if p.UserContextPromptLength > 0 && p.CustomDatasetType == MultiTurnFile {
-			bad("--user-context-prompt-length makes each synthetic session's context: not with --custom-dataset-type multi_turn yet")
+		if p.UserContextPromptLength > 0 && (p.CustomDatasetType == MultiTurnFile || weka) {
+			bad("--user-context-prompt-length makes each synthetic session's context: not with --custom-dataset-type %s yet", p.CustomDatasetType)
 		}
 		if p.ConversationNum < 0 || p.ConversationNum > 10_000_000 {
 			bad("--conversation-num %d: want 1 to 10,000,000", p.ConversationNum)
@@ -648,6 +671,21 @@ func (p *Profile) validateLoad() []error {
 		bad("--user-context-prompt-length %d: want 0 to %d tokens", p.UserContextPromptLength, dataset.MaxInputLength)
 	case p.UserContextPromptLength > 0 && !p.MultiTurn():
 		bad("--user-context-prompt-length gives each session its own context: it needs sessions (--conversation-num, --num-users with --user-centric-rate)")
+	}
+	rankingsSet := p.RankingsPassagesMean != DefaultProfile.RankingsPassagesMean || p.RankingsPassagesStddev != 0 ||
+		p.RankingsPassageTokensMean != DefaultProfile.RankingsPassageTokensMean || p.RankingsPassageTokensStddev != 0 ||
+		p.RankingsQueryTokensMean != DefaultProfile.RankingsQueryTokensMean || p.RankingsQueryTokensStddev != 0
+	switch {
+	case rankingsSet && !p.Rankings():
+		bad("the --rankings-* flags shape a rankings endpoint's requests: they need --endpoint-type nim_rankings, cohere_rankings or hf_tei_rankings")
+	case p.RankingsPassagesMean < 1 || p.RankingsPassageTokensMean < 1 || p.RankingsQueryTokensMean < 1:
+		bad("--rankings-passages-mean, --rankings-passages-prompt-token-mean and --rankings-query-prompt-token-mean: at least 1")
+	case p.RankingsPassagesStddev < 0 || p.RankingsPassageTokensStddev < 0 || p.RankingsQueryTokensStddev < 0:
+		bad("the --rankings-*-stddev flags: not negative")
+	case p.RankingsPassagesMean > 10_000 || p.RankingsPassageTokensMean > dataset.MaxInputLength || p.RankingsQueryTokensMean > dataset.MaxInputLength:
+		bad("--rankings-passages-mean past 10,000, or a passage or query past %d tokens", dataset.MaxInputLength)
+	case p.Rankings() && p.MultiTurn():
+		bad("--endpoint-type %s ranks one query a request: not with multi-turn sessions", p.EndpointType)
 	}
 	switch {
 	case p.PrefillConcurrency < 0:

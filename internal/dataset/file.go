@@ -42,7 +42,7 @@ type fileLine struct {
 	// AIPerf's single_turn and random_pool fields: "texts" (joined by a
 	// newline into one prompt), GenAI-Perf's "text_input", and "extra",
 	// merged into the request body over --extra-inputs.
-	Texts     []string                   `json:"texts"`
+	Texts     *texts                     `json:"texts"`
 	TextInput *string                    `json:"text_input"`
 	Extra     map[string]json.RawMessage `json:"extra"`
 	// Fields AIPerf has that are refused here, by name.
@@ -62,10 +62,70 @@ func (fl *fileLine) text() *string {
 	case fl.Text != nil:
 		return fl.Text
 	case fl.Texts != nil:
-		t := strings.Join(fl.Texts, "\n")
+		t := fl.Texts.joined()
 		return &t
 	}
 	return fl.TextInput
+}
+
+// A NamedText is one of AIPerf's named texts: a rankings line's "query"
+// (or "queries") and "passages".
+type NamedText struct {
+	Name     string   `json:"name"`
+	Contents []string `json:"contents"`
+}
+
+// texts is AIPerf's "texts": a list of strings (joined by a newline into
+// one prompt), or of named texts.
+type texts struct {
+	plain []string
+	named []NamedText
+}
+
+func (t *texts) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &t.plain); err == nil {
+		return nil
+	}
+	t.plain = nil
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&t.named); err != nil {
+		return errors.New(`"texts": want a list of strings, or of {"name": ..., "contents": [...]}`)
+	}
+	for _, n := range t.named {
+		if n.Name == "" || n.Contents == nil {
+			return errors.New(`"texts": each named text wants a "name" and its "contents"`)
+		}
+	}
+	return nil
+}
+
+func (t *texts) joined() string {
+	if t.named == nil {
+		return strings.Join(t.plain, "\n")
+	}
+	var all []string
+	for _, n := range t.named {
+		all = append(all, n.Contents...)
+	}
+	return strings.Join(all, "\n")
+}
+
+// Query is a rankings line's query and passages, from its named texts
+// ("query" or "queries", the first of them, and every "passages" text),
+// as AIPerf's rankings endpoints take them; ok is false without a query.
+func Query(named []NamedText) (query string, passages []string, ok bool) {
+	for _, n := range named {
+		switch n.Name {
+		case "query", "queries":
+			if !ok && len(n.Contents) > 0 {
+				query, ok = n.Contents[0], true
+			}
+		case "passages":
+			passages = append(passages, n.Contents...)
+		}
+	}
+	return query, passages, ok
 }
 
 // refused names a field of AIPerf's this loader does not take yet.
@@ -135,6 +195,7 @@ type LineMeta struct {
 	TimestampMs      float64
 	HasTime, Derived bool // Derived: the text is made (input_length, hash_ids), not read
 	Extra            bool // the line has "extra" body fields (read back with its text)
+	Query            bool // the line's named texts have a query (a rankings line)
 }
 
 // FromFile reads a JSONL input file whole: IndexFile, then every line's
@@ -280,6 +341,15 @@ func (x *Index) parse(raw []byte, n int) (LineMeta, *fileLine, error) {
 		m.ISL, m.Derived = int32(in), true
 	case text != nil:
 		c := x.tok.Count(*text)
+		if fl.Texts != nil && fl.Texts.named != nil {
+			c = 0 // (a rankings line's tokens are its texts', each on its own)
+			for _, n := range fl.Texts.named {
+				for _, t := range n.Contents {
+					c += x.tok.Count(t)
+				}
+			}
+			_, _, m.Query = Query(fl.Texts.named)
+		}
 		if c > MaxInputLength {
 			return m, nil, fmt.Errorf("%s:%d: \"text\" of %d tokens is past %d", path, n, c, MaxInputLength)
 		}
@@ -315,25 +385,35 @@ func (x *Index) Text(j int, f io.ReaderAt) (string, error) {
 // Line is line j's prompt text and its "extra" request fields, read back
 // from f (the indexed file).
 func (x *Index) Line(j int, f io.ReaderAt) (string, map[string]json.RawMessage, error) {
+	text, extra, _, err := x.LineNamed(j, f)
+	return text, extra, err
+}
+
+// LineNamed is Line with the line's named texts (a rankings line's).
+func (x *Index) LineNamed(j int, f io.ReaderAt) (string, map[string]json.RawMessage, []NamedText, error) {
 	m := x.Lines[j]
 	if x.lengths {
-		return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), nil, nil
+		return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), nil, nil, nil
 	}
 	raw := make([]byte, m.Len)
 	if _, err := f.ReadAt(raw, m.Off); err != nil && !errors.Is(err, io.EOF) {
-		return "", nil, fmt.Errorf("%s: read line %d again: %w", x.Path, j+1, err)
+		return "", nil, nil, fmt.Errorf("%s: read line %d again: %w", x.Path, j+1, err)
 	}
 	var fl fileLine
 	if err := json.Unmarshal(bytes.TrimSpace(raw), &fl); err != nil {
-		return "", nil, fmt.Errorf("%s: the file changed since it was read: %v", x.Path, err)
+		return "", nil, nil, fmt.Errorf("%s: the file changed since it was read: %v", x.Path, err)
+	}
+	var named []NamedText
+	if fl.Texts != nil {
+		named = fl.Texts.named
 	}
 	switch {
 	case len(fl.HashIDs) > 0:
-		return x.blocks.text(x.tok.Words(), fl.HashIDs, int(m.ISL)), fl.Extra, nil
+		return x.blocks.text(x.tok.Words(), fl.HashIDs, int(m.ISL)), fl.Extra, nil, nil
 	case fl.text() != nil:
-		return *fl.text(), fl.Extra, nil
+		return *fl.text(), fl.Extra, named, nil
 	}
-	return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), fl.Extra, nil
+	return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), fl.Extra, nil, nil
 }
 
 // IndexBurstGPT reads a BurstGPT trace (CSV with a header naming

@@ -24,7 +24,13 @@ type Sessions struct {
 	Lines  []SessionMeta
 	Turns  []TurnMeta // every line's turns, in order (Lines[j].First on)
 	tok    *tokenizer.Tokenizer
+	weka   *wekaIndex // a weka_trace input (IndexWeka)
 }
+
+// Standalone reports turns whose prompts are whole in themselves (a
+// weka_trace's calls carry their history in their hash ids): no history
+// is threaded before them.
+func (x *Sessions) Standalone() bool { return x.weka != nil }
 
 // SessionMeta is one conversation: its place in the file and its turns'
 // place in Turns.
@@ -124,6 +130,10 @@ func (x *Sessions) add(line []byte, n int, off int64, size int) error {
 // Turn is conversation j's turn k: its text and "extra" fields, and the
 // conversation's system prompt (""), read back from f.
 func (x *Sessions) Turn(j, k int, f io.ReaderAt) (text, system string, extra map[string]json.RawMessage, err error) {
+	if x.weka != nil {
+		text, err := x.weka.turn(x.tok.Words(), j, k)
+		return text, "", nil, err
+	}
 	m := x.Lines[j]
 	raw := make([]byte, m.Len)
 	if _, err := f.ReadAt(raw, m.Off); err != nil && !errors.Is(err, io.EOF) {

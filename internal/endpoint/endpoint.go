@@ -22,6 +22,10 @@ type Input struct {
 	Stream    bool
 	Usage     bool                       // ask a stream for a usage chunk (stream_options.include_usage)
 	Extra     map[string]json.RawMessage // --extra-inputs, merged last
+	// A rankings request's query (Prompt when empty) and the passages it
+	// ranks.
+	Query    string
+	Passages []string
 }
 
 // Usage is the OpenAI usage object.
@@ -89,6 +93,9 @@ const (
 	TypeTriton      = "triton_generate"
 	TypeKServe      = "kserve"
 	TypeImageGen    = "image_generation"
+	TypeNIMRank     = "nim_rankings"
+	TypeCohereRank  = "cohere_rankings"
+	TypeTEIRank     = "hf_tei_rankings"
 )
 
 // A Type is one endpoint type: its name (AIPerf's), the names it is also
@@ -113,6 +120,9 @@ var Types = []Type{
 	{Name: TypeEmbeddings, Path: "/v1/embeddings", Kind: Embeddings{}},
 	{Name: TypeNIMEmbed, Path: "/v1/embeddings", Kind: NIMEmbeddings{}},
 	{Name: TypeImageGen, Path: "/v1/images/generations", Kind: ImageGeneration{}},
+	{Name: TypeNIMRank, Path: "/v1/ranking", Kind: NIMRankings{}},
+	{Name: TypeCohereRank, Path: "/v2/rerank", Kind: CohereRankings{}},
+	{Name: TypeTEIRank, Path: "/rerank", Kind: TEIRankings{}},
 	{Name: TypeTGI, Path: "/generate", StreamPath: "/generate_stream", Kind: TGIGenerate{}},
 	{Name: TypeSGLang, Path: "/generate", Kind: SGLangGenerate{}},
 	{Name: TypeTriton, Path: "/v2/models/{model}/generate", StreamPath: "/v2/models/{model}/generate_stream", Kind: TritonGenerate{}},

@@ -31,6 +31,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -111,6 +112,7 @@ type Phase struct {
 	CancelDelay int64   `json:"cancel_delay_ns"`
 	Limit       int     `json:"limit,omitempty"`               // a cycling pool sends at most this many requests (--request-count with a duration); 0: none
 	Sessions    bool    `json:"sessions,omitempty"`            // entries are multi-turn sessions' turns, each session's in a row; a slot runs a whole session
+	Standalone  bool    `json:"standalone,omitempty"`          // a session's turns are whole prompts (a weka_trace's): no history threaded
 	Prefill     int     `json:"prefill_concurrency,omitempty"` // --prefill-concurrency: requests at once between send and first token, all workers together
 	UserGapNs   int64   `json:"user_gap_ns,omitempty"`         // --user-centric-rate: a user's (slot's) sends are at least this far apart; user g starts at g·gap/users
 	// Entries are a hand-made phase's entries (a worker's shard in tests);
@@ -159,10 +161,11 @@ func Cancelled(seed uint64, i int, pct float64) bool {
 
 // builder carries what every phase's entries need.
 type builder struct {
-	p     *config.Profile
-	kind  endpoint.Kind
-	extra map[string]json.RawMessage
-	tok   *tokenizer.Tokenizer
+	p        *config.Profile
+	kind     endpoint.Kind
+	extra    map[string]json.RawMessage
+	tok      *tokenizer.Tokenizer
+	rankings bool // a rankings endpoint: each request a query and passages
 }
 
 // Build makes the plan for p with seed. It decides every phase's shape and
@@ -182,7 +185,8 @@ func Build(p *config.Profile, seed uint64) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{p: p, kind: kind, extra: extra, tok: tok}
+	_, ranking := kind.(endpoint.Ranking)
+	b := &builder{p: p, kind: kind, extra: extra, tok: tok, rankings: ranking}
 	plan := &Plan{Seed: seed, Tokenizer: tok}
 	if p.WarmupRequestCount > 0 || p.WarmupDuration > 0 {
 		// Warmup draws from its own seed, so adding a warmup never changes
@@ -260,6 +264,11 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 			if g.convs, err = dataset.IndexSessions(p.InputFile, b.tok); err != nil {
 				return nil, "", err
 			}
+		} else if p.CustomDatasetType == config.WekaTrace {
+			// Each repeat its own blocks, as a Mooncake trace's.
+			if g.convs, err = dataset.IndexWeka(p.InputFile, b.tok, Root(g.wordsRoot, StreamBlocks)); err != nil {
+				return nil, "", err
+			}
 		} else if p.PublicDataset == config.ShareGPT {
 			if g.index, err = dataset.IndexShareGPT(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads)); err != nil {
 				return nil, "", err
@@ -278,6 +287,18 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 			}
 		} else if g.index, err = dataset.IndexFile(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads), blocks); err != nil {
 			return nil, "", err
+		}
+		if b.rankings && g.index != nil {
+			// Every line must have a query, before any load is sent.
+			var missing []string
+			for j, m := range g.index.Lines {
+				if !m.Query && len(missing) < 5 {
+					missing = append(missing, strconv.Itoa(j+1))
+				}
+			}
+			if len(missing) > 0 {
+				return nil, "", fmt.Errorf("%s: --endpoint-type %s needs each line's query and passages, as \"texts\": [{\"name\": \"query\", \"contents\": [...]}, {\"name\": \"passages\", \"contents\": [...]}]; line %s has none", p.InputFile, p.EndpointType, strings.Join(missing, ", "))
+			}
 		}
 		if g.index != nil {
 			digest = g.index.Digest // (taken as it was read)
@@ -316,6 +337,7 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 	case p.MultiTurn():
 		g.sessions(p, seed)
 		ph.Sessions = true
+		ph.Standalone = g.convs != nil && g.convs.Standalone()
 		if p.UserCentricRate > 0 {
 			ph.UserGapNs = seconds(float64(p.NumUsers) / p.UserCentricRate)
 		}
@@ -423,6 +445,38 @@ type gen struct {
 	delays                 uint64            // root of the turn delays
 	convs                  *dataset.Sessions // a multi_turn file's conversations
 	oslRoot                uint64            // --osl for file lines without an output length: request i's draw
+}
+
+// rankingsRequest is synthetic rankings request i: a query and passages
+// of the --rankings-* lengths (normal, rounded, at least 1), words and
+// lengths from the request's own source; n is their tokens together.
+func (g *gen) rankingsRequest(i int, keep bool) (n int, query string, passages []string) {
+	p := g.b.p
+	r := rand.New(Source(g.lengthsRoot, StreamRankings, uint64(i))) // (lengths shared by repeats, words not)
+	draw := func(mean, sd int) int {
+		if sd <= 0 {
+			return mean
+		}
+		return max(1, int(math.Round(float64(mean)+float64(sd)*r.NormFloat64())))
+	}
+	k := draw(p.RankingsPassagesMean, p.RankingsPassagesStddev)
+	q := draw(p.RankingsQueryTokensMean, p.RankingsQueryTokensStddev)
+	lens := make([]int, k)
+	n = q
+	for j := range lens {
+		lens[j] = draw(p.RankingsPassageTokensMean, p.RankingsPassageTokensStddev)
+		n += lens[j]
+	}
+	if !keep {
+		return n, "", nil
+	}
+	v := g.b.tok.Words()
+	r = rand.New(Source(g.wordsRoot, StreamRankings, uint64(i)))
+	query = v.Text(q, r)
+	for _, l := range lens {
+		passages = append(passages, v.Text(l, r))
+	}
+	return n, query, passages
 }
 
 // drawOSL draws an output length from --osl and its stddev.
@@ -654,6 +708,8 @@ func (it *Iter) next(keep bool) bool {
 	it.i++
 	b := g.b
 	var pr dataset.Prompt
+	var query string // a rankings request's query and passages
+	var passages []string
 	body := "" // a synthetic prompt's own text, after its prefix
 	var fileDelay float64
 	switch {
@@ -674,6 +730,8 @@ func (it *Iter) next(keep bool) bool {
 			}
 			pr.Text, pr.System, pr.Extra = text, system, extra
 		}
+	case b.rankings && g.synthetic:
+		pr.ISL, query, passages = g.rankingsRequest(i, keep)
 	case it.prompts != nil:
 		pr = it.prompts.Next(keep)
 		body = pr.Text
@@ -711,12 +769,19 @@ func (it *Iter) next(keep bool) bool {
 			if !it.open(g.index.Path) {
 				return false
 			}
-			text, extra, err := g.index.Line(j, it.f)
+			text, extra, named, err := g.index.LineNamed(j, it.f)
 			if err != nil {
 				it.err = err
 				return false
 			}
 			pr.Text, pr.Extra = text, extra
+			if b.rankings {
+				var ok bool
+				if query, passages, ok = dataset.Query(named); !ok {
+					it.err = fmt.Errorf("%s line %d: --endpoint-type %s needs a query: \"texts\": [{\"name\": \"query\", \"contents\": [...]}, {\"name\": \"passages\", \"contents\": [...]}]", g.index.Path, j+1, b.p.EndpointType)
+					return false
+				}
+			}
 		}
 	}
 	if pr.MaxTokens == 0 && (g.index != nil || g.convs != nil) && b.p.OSLMean > 0 {
@@ -780,7 +845,7 @@ func (it *Iter) next(keep bool) bool {
 			system = pr.System
 		}
 		req, err := b.kind.Build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, System: system, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
-			Usage: b.p.UseServerTokenCount, Extra: extra})
+			Usage: b.p.UseServerTokenCount, Extra: extra, Query: query, Passages: passages})
 		if err != nil {
 			it.err = fmt.Errorf("build request %d: %w", i, err)
 			return false

@@ -21,6 +21,7 @@ const (
 	StreamTurnDelays               // a session's turn delays: request i's is its own source
 	StreamFileOSL                  // --osl for a file's lines without an output length: request i's is its own source
 	StreamUserContexts             // --user-context-prompt-length: session s's context is its own source
+	StreamRankings                 // synthetic rankings requests: request i's lengths and words are its own source
 )
 
 // The one recipe, from (root seed, stream, index) to a PCG source, kept in
@@ -43,6 +44,7 @@ var salts = map[uint64]uint64{
 	StreamTurnDelays:    0x589965cc75374cc3,
 	StreamFileOSL:       0x1d8e4e27c47d124f,
 	StreamUserContexts:  0x94d049bb133111eb ^ 0x5bd1e995,
+	StreamRankings:      0x2545f4914f6cdd1d ^ 0x9e3779b9,
 }
 
 const phi = 0x9e3779b97f4a7c15 // 2^64 / the golden ratio

@@ -15,9 +15,8 @@ import (
 // after TTFT (with the speed factor, as a prefill has).
 func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	arrival := s.arrival(r)
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	if err != nil {
-		apiError(w, http.StatusBadRequest, "invalid_request_error", "read body")
+	body, ok := readBody(w, r)
+	if !ok {
 		return
 	}
 	var req struct {
@@ -38,22 +37,11 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 		inputs = []string{one}
 	}
 	h := hashBody(body)
-	if s.refused(w, s.cfg.Faults.pick(h)) {
-		return
-	}
 	isl := 0
 	for _, in := range inputs {
 		isl += tokenizer.Count(in)
 	}
-	s.metrics.running.Add(1)
-	s.metrics.promptTokens.Add(int64(isl))
-	defer func() {
-		s.metrics.running.Add(-1)
-		s.metrics.requests.Add(1)
-	}()
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
-	if !waitUntil(r, t, arrival.Add(s.cfg.TTFT)) { // (TTFT has the speed factor in it)
+	if !s.holdNonToken(w, r, arrival, h, isl) {
 		return
 	}
 	model := req.Model
@@ -87,9 +75,8 @@ const tinyPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9
 // (default 1) as base64, after TTFT.
 func (s *Server) images(w http.ResponseWriter, r *http.Request) {
 	arrival := s.arrival(r)
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	if err != nil {
-		apiError(w, http.StatusBadRequest, "invalid_request_error", "read body")
+	body, ok := readBody(w, r)
+	if !ok {
 		return
 	}
 	var req struct {
@@ -100,22 +87,11 @@ func (s *Server) images(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "invalid_request_error", "want a JSON body with a prompt")
 		return
 	}
-	if s.refused(w, s.cfg.Faults.pick(hashBody(body))) {
-		return
-	}
 	n := 1
 	if req.N != nil {
 		n = max(1, min(*req.N, 10))
 	}
-	s.metrics.running.Add(1)
-	s.metrics.promptTokens.Add(int64(tokenizer.Count(*req.Prompt)))
-	defer func() {
-		s.metrics.running.Add(-1)
-		s.metrics.requests.Add(1)
-	}()
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
-	if !waitUntil(r, t, arrival.Add(s.cfg.TTFT)) {
+	if !s.holdNonToken(w, r, arrival, hashBody(body), tokenizer.Count(*req.Prompt)) {
 		return
 	}
 	out := `{"created":` + strconv.FormatInt(arrival.Unix(), 10) + `,"data":[`
@@ -127,4 +103,34 @@ func (s *Server) images(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	io.WriteString(w, out+`]}`)
+}
+
+// holdNonToken is a non-token answer's wait: the request's fault (false:
+// answered with it), its prompt tokens counted and it running until TTFT
+// after arrival (TTFT has the speed factor in it); false when the client
+// went away first. The caller writes the answer after a true.
+func (s *Server) holdNonToken(w http.ResponseWriter, r *http.Request, arrival time.Time, h uint32, isl int) bool {
+	if s.refused(w, s.cfg.Faults.pick(h)) {
+		return false
+	}
+	s.metrics.running.Add(1)
+	s.metrics.promptTokens.Add(int64(isl))
+	defer func() {
+		s.metrics.running.Add(-1)
+		s.metrics.requests.Add(1)
+	}()
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	return waitUntil(r, t, arrival.Add(s.cfg.TTFT))
+}
+
+// readBody is a request's body (up to 64 MiB); false when it could not be
+// read, answered 400.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "read body")
+		return nil, false
+	}
+	return body, true
 }

@@ -47,8 +47,9 @@ func (es *engSeq) dueAt(k int) time.Time {
 // delays nothing that is written, as long as it is shorter than a step;
 // how late the engine woke is kept (GET /sim/engine) to show that.
 type engineRun struct {
-	mu    sync.Mutex // guards eng, inbox, gone, lag
+	mu    sync.Mutex // guards eng, fe, inbox, gone, lag
 	eng   *engine.Engine
+	fe    *engine.Frontend
 	inbox []*engSeq
 	gone  []*engSeq
 	kick  chan struct{}
@@ -57,7 +58,7 @@ type engineRun struct {
 }
 
 func newEngineRun(cfg engine.Config, pace *pacer) *engineRun {
-	return &engineRun{eng: engine.New(cfg), kick: make(chan struct{}, 1), pace: pace, lag: hdr.New(1, 60_000_000, 3)}
+	return &engineRun{eng: engine.New(cfg), fe: engine.NewFrontend(cfg), kick: make(chan struct{}, 1), pace: pace, lag: hdr.New(1, 60_000_000, 3)}
 }
 
 func (r *engineRun) poke() {
@@ -65,6 +66,14 @@ func (r *engineRun) poke() {
 	case r.kick <- struct{}{}:
 	default:
 	}
+}
+
+// queued is when a request that arrived at arrival reaches the engine's
+// queue, through the front end.
+func (r *engineRun) queued(arrival time.Time) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return time.Unix(0, r.fe.Ready(arrival.UnixNano()))
 }
 
 // add submits a request (its arrival already stamped).

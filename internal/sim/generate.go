@@ -110,8 +110,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 			apiError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("%d prompt and %d output tokens do not fit in the engine's KV cache", isl, n))
 			return
 		}
-		es = &engSeq{seq: engine.Seq{ISL: isl, OSL: n, Hashes: hashes, Arrival: arrival.UnixNano()},
-			arrival: arrival, notify: make(chan struct{}, 1), stallAt: -1}
+		// It reaches the engine's queue after the front end's share.
+		queued := s.engine.queued(arrival)
+		es = &engSeq{seq: engine.Seq{ISL: isl, OSL: n, Hashes: hashes, Arrival: queued.UnixNano()},
+			arrival: queued, notify: make(chan struct{}, 1), stallAt: -1}
 		es.seq.Ref = es
 		if f == faultStall {
 			es.stallAt, es.stall = n/2, s.cfg.Faults.Stall

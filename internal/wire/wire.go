@@ -67,11 +67,22 @@ func HandshakeFor(shard *ShardSpec) time.Duration {
 	if shard == nil || shard.Plan == nil || shard.Plan.Profile == nil || shard.Plan.Profile.InputFile == "" {
 		return HandshakeLimit
 	}
-	st, err := os.Stat(shard.Plan.Profile.InputFile)
+	path := shard.Plan.Profile.InputFile
+	st, err := os.Stat(path)
 	if err != nil {
 		return HandshakeLimit
 	}
-	return HandshakeLimit + time.Duration(st.Size()/(5<<20))*time.Second
+	size := st.Size()
+	if st.IsDir() { // (a folder of weka traces: its files together)
+		size = 0
+		ents, _ := os.ReadDir(path)
+		for _, e := range ents {
+			if fi, err := e.Info(); err == nil && !e.IsDir() {
+				size += fi.Size()
+			}
+		}
+	}
+	return HandshakeLimit + time.Duration(size/(5<<20))*time.Second
 }
 
 // Control is one control message.

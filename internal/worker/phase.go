@@ -375,7 +375,7 @@ func (r *phaseRun) sessionLoop() {
 						return
 					}
 					own := e.ISL
-					if len(history) > 0 {
+					if len(history) > 0 && !r.ph.Standalone {
 						body, err := endpoint.WithHistory(e.Body, history)
 						if err != nil {
 							fmt.Fprintf(os.Stderr, "session %s turn %d: %v\n", e.SessionID, e.Turn, err)

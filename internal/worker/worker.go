@@ -276,7 +276,7 @@ func (w *worker) phases(ctx context.Context, shard *wire.ShardSpec, kind endpoin
 			Tok:       w.tok,
 			// A multi-turn session threads each answer into its next turn;
 			// otherwise the output is counted by the sender, off the slots.
-			KeepOutput: shard.Phases[k].Sessions,
+			KeepOutput: shard.Phases[k].Sessions && !shard.Phases[k].Standalone,
 			CountLater: true,
 		}
 		w.runPhase(runCtx, c, &shard.Phases[k], w.sources[k], start)

@@ -37,6 +37,14 @@ type Config struct {
 	PerCtxTokenNs     float64
 	PerPrefillTokenNs float64
 	PerPrefillAttnNs  float64
+	// The front end (the API server: HTTP, tokenization, the hand-off to
+	// the engine) runs beside the engine: it adds to TTFT and costs no step
+	// time. Each request takes FrontendSerialNs of its one thread, in
+	// arrival order, so a burst queues there (a small model's server is
+	// often bound by it), and then FrontendNs more before it reaches the
+	// engine's queue.
+	FrontendNs       float64
+	FrontendSerialNs float64
 	// Jitter is the relative, lognormal noise of each step's time, drawn
 	// from Seed; Speed scales every step (2 = twice as slow).
 	Jitter float64
@@ -55,7 +63,7 @@ func (c Config) Check() error {
 		return fmt.Errorf("block-size %d: want at least 1", c.BlockSize)
 	case c.KVBlocks < 1:
 		return fmt.Errorf("kv-blocks %d: want at least 1", c.KVBlocks)
-	case c.StepBaseNs < 0 || c.PerSeqNs < 0 || c.PerCtxTokenNs < 0 || c.PerPrefillTokenNs < 0 || c.PerPrefillAttnNs < 0:
+	case c.StepBaseNs < 0 || c.PerSeqNs < 0 || c.PerCtxTokenNs < 0 || c.PerPrefillTokenNs < 0 || c.PerPrefillAttnNs < 0 || c.FrontendNs < 0 || c.FrontendSerialNs < 0:
 		return fmt.Errorf("step costs must not be negative")
 	case c.Jitter < 0 || c.Jitter > 1:
 		return fmt.Errorf("jitter %g: want 0 to 1", c.Jitter)
@@ -63,6 +71,29 @@ func (c Config) Check() error {
 		return fmt.Errorf("speed %g: must not be negative", c.Speed)
 	}
 	return nil
+}
+
+// A Frontend is the engine's API server: it gives each request, in
+// arrival order, the time it reaches the engine's queue.
+type Frontend struct {
+	latency, serial int64
+	free            int64 // when its thread is next free
+}
+
+// NewFrontend is the front end of cfg, speed applied.
+func NewFrontend(cfg Config) *Frontend {
+	sp := cfg.Speed
+	if sp == 0 {
+		sp = 1
+	}
+	return &Frontend{latency: int64(cfg.FrontendNs * sp), serial: int64(cfg.FrontendSerialNs * sp)}
+}
+
+// Ready takes a request that arrived at arrival (ns; no earlier than the
+// last one's) and returns when it reaches the engine.
+func (f *Frontend) Ready(arrival int64) int64 {
+	f.free = max(f.free, arrival) + f.serial
+	return f.free + f.latency
 }
 
 // Seq is one request in the engine.

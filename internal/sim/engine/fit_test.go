@@ -1,66 +1,78 @@
 package engine
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"testing"
 )
 
-type pub struct {
-	c, isl, osl     int
-	ttft, itl, tput float64
-}
-
-func loss(cfg Config, pts []pub, verbose func(string, ...any)) float64 {
+// loss is the sum of squared log errors of cfg's figures against the
+// published ones the fit uses.
+func loss(cfg Config, figs []Figure, logf func(string, ...any)) float64 {
 	var l float64
-	for _, p := range pts {
-		o := Simulate(cfg, Load{Requests: max(6*p.c, 12), Warmup: 2 * p.c, ISL: p.isl, OSL: p.osl, Concurrency: p.c})
-		tt, it, tp := Mean(o.TTFTms), Mean(o.ITLms), o.TokensPerSec
-		for _, r := range [][2]float64{{tt, p.ttft}, {it, p.itl}, {tp, p.tput}} {
-			d := math.Log(r[0] / r[1])
+	for _, f := range figs {
+		if f.HeldOut {
+			continue
+		}
+		m := f.Simulate(cfg)
+		for _, e := range f.Errors(m) {
+			d := math.Log1p(e.Rel)
 			l += d * d
 		}
-		if verbose != nil {
-			verbose("c=%d %d/%d: ttft %.1f (%.1f) itl %.2f (%.2f) tput %.1f (%.1f) preempt %d", p.c, p.isl, p.osl, tt, p.ttft, it, p.itl, tp, p.tput, o.Stats.Preemptions)
+		if logf != nil {
+			logf("%s %d/%d: %+v", f.Describe(), f.ISL, f.OSL, f.Errors(m))
 		}
 	}
 	return l
 }
 
-// TestFitPreset refits the default preset to its figures (AIPERF_FIT=1).
+// TestFitPreset refits the preset AIPERF_FIT names to its figures, by
+// coordinate descent from its current config; it prints the result.
 func TestFitPreset(t *testing.T) {
-	if os.Getenv("AIPERF_FIT") == "" {
-		t.Skip()
+	name := os.Getenv("AIPERF_FIT")
+	if name == "" {
+		t.Skip("AIPERF_FIT=<preset> refits that preset")
 	}
-	pr, _ := PresetNamed(DefaultPreset)
-	var nim70, nim70held []pub
-	for _, f := range pr.Figures {
-		p := pub{f.Concurrency, f.ISL, f.OSL, f.TTFTms, f.ITLms, f.TokensPerSec}
-		if f.HeldOut {
-			nim70held = append(nim70held, p)
-		} else {
-			nim70 = append(nim70, p)
+	pr, err := PresetNamed(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := pr.Config
+	cfg.Seed = 1
+	if v := os.Getenv("AIPERF_FIT_START"); v != "" {
+		// A start other than the preset's: JSON of the Config fields to change.
+		if err := json.Unmarshal([]byte(v), &cfg); err != nil {
+			t.Fatalf("AIPERF_FIT_START: %v", err)
 		}
 	}
-	cfg := Config{MaxNumSeqs: 256, MaxBatchedTokens: 2048, BlockSize: 16, KVBlocks: 29000,
-		StepBaseNs: 18e6, PerSeqNs: 100e3, PerCtxTokenNs: 10, PerPrefillTokenNs: 56e3, PerPrefillAttnNs: 4, Jitter: 0.03, Seed: 1}
-	params := []*float64{&cfg.StepBaseNs, &cfg.PerSeqNs, &cfg.PerCtxTokenNs, &cfg.PerPrefillTokenNs, &cfg.PerPrefillAttnNs}
+	keep := os.Getenv("AIPERF_FIT_KEEP_BATCH") != "" // don't try other batch shapes
+	best := loss(cfg, pr.Figures, nil)
+	// The batch's shape: the best of vLLM's usual budgets and batch sizes.
+	for _, set := range []func(*Config, int){
+		func(c *Config, v int) { c.MaxBatchedTokens = v },
+		func(c *Config, v int) { c.MaxNumSeqs = v },
+	} {
+		for _, v := range []int{128, 256, 512, 1024, 2048, 4096, 8192, 16384} {
+			if keep {
+				break
+			}
+			c := cfg
+			set(&c, v)
+			if l := loss(c, pr.Figures, nil); l < best {
+				best, cfg = l, c
+			}
+		}
+	}
 	kv := float64(cfg.KVBlocks)
-	best := loss(cfg, nim70, nil)
-	for _, b := range []int{2048, 4096, 8192} {
-		c := cfg
-		c.MaxBatchedTokens = b
-		if l := loss(c, nim70, nil); l < best {
-			best, cfg = l, c
-		}
-	}
-	for round := 0; round < 10; round++ {
-		for _, p := range append(params, &kv) {
-			for _, f := range []float64{0.7, 0.85, 0.95, 1.05, 1.15, 1.4} {
+	params := []*float64{&cfg.StepBaseNs, &cfg.PerSeqNs, &cfg.PerCtxTokenNs, &cfg.PerPrefillTokenNs, &cfg.PerPrefillAttnNs, &cfg.FrontendNs, &cfg.FrontendSerialNs, &kv}
+	for round := 0; round < 20; round++ {
+		for _, p := range params {
+			for _, f := range []float64{0.5, 0.7, 0.85, 0.95, 1.05, 1.15, 1.4, 2} {
 				old := *p
 				*p = old * f
 				cfg.KVBlocks = int(kv)
-				if l := loss(cfg, nim70, nil); l < best {
+				if l := loss(cfg, pr.Figures, nil); l < best {
 					best = l
 				} else {
 					*p = old
@@ -70,7 +82,5 @@ func TestFitPreset(t *testing.T) {
 		}
 		t.Logf("round %d loss %.4f %+v", round, best, cfg)
 	}
-	loss(cfg, nim70, t.Logf)
-	t.Log("held out:")
-	loss(cfg, nim70held, t.Logf)
+	loss(cfg, pr.Figures, t.Logf)
 }

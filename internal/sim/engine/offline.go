@@ -10,8 +10,12 @@ import (
 // (each sends its next request when its last one finishes), or an open
 // loop of Poisson arrivals at Rate requests/s, seeded.
 type Load struct {
-	Requests    int
-	ISL, OSL    int
+	Requests int
+	ISL, OSL int
+	// OSLSpread, when set, draws each request's output length uniformly
+	// from OSL ± OSLSpread (seeded), as requests that stop at their end of
+	// sequence do.
+	OSLSpread   int
 	Concurrency int     // closed loop
 	Rate        float64 // open loop (Poisson), requests/s
 	Seed        uint64
@@ -34,7 +38,12 @@ type Outcome struct {
 	// for an open loop, the tokens emitted from the first measured arrival
 	// to the last arrival, over that time.
 	TokensPerSec float64
-	Stats        Stats
+	// Over the whole run, every request counted, from the first arrival
+	// to the last token (what `vllm bench serve` reports as its
+	// duration): requests and output tokens per second.
+	RequestsPerSec    float64
+	WholeTokensPerSec float64
+	Stats             Stats
 }
 
 // Median of xs (0 for none).
@@ -75,8 +84,13 @@ func Simulate(cfg Config, l Load) Outcome {
 	arrival := make([]int64, n)
 	first := make([]int64, n)
 	last := make([]int64, n)
+	lens := rand.New(rand.NewPCG(l.Seed, 0x0511))
 	for i := range seqs {
-		seqs[i] = &Seq{ISL: l.ISL, OSL: l.OSL}
+		osl := l.OSL
+		if l.OSLSpread > 0 {
+			osl += lens.IntN(2*l.OSLSpread+1) - l.OSLSpread
+		}
+		seqs[i] = &Seq{ISL: l.ISL, OSL: max(osl, 1)}
 		if l.Hashes != nil {
 			seqs[i].Hashes = l.Hashes(i)
 		}
@@ -86,11 +100,16 @@ func Simulate(cfg Config, l Load) Outcome {
 	for i, s := range seqs {
 		index[s] = i
 	}
-	next := 0 // the next request not yet arrived
-	var pending []int
+	// A request arrives at arrival[i] and reaches the engine's queue at
+	// ready[i], through the front end.
+	fe := NewFrontend(cfg)
+	ready := make([]int64, n)
+	next := 0        // the next request not yet arrived
+	var queued []int // arrived, not yet in the engine, in arrival order
 	if l.Concurrency > 0 {
 		for ; next < min(l.Concurrency, n); next++ {
-			pending = append(pending, next) // all at t = 0
+			ready[next] = fe.Ready(0)
+			queued = append(queued, next) // all at t = 0
 		}
 	} else {
 		r := rand.New(rand.NewPCG(l.Seed, 0xa221))
@@ -110,19 +129,24 @@ func Simulate(cfg Config, l Load) Outcome {
 	for done < n {
 		if l.Concurrency == 0 {
 			for next < n && arrival[next] <= now {
-				pending = append(pending, next)
+				ready[next] = fe.Ready(arrival[next])
+				queued = append(queued, next)
 				next++
 			}
 		}
-		for _, i := range pending {
-			if l.Concurrency > 0 {
-				arrival[i] = now
-			}
+		k := 0
+		for ; k < len(queued) && ready[queued[k]] <= now; k++ {
+			i := queued[k]
 			seqs[i].Arrival = arrival[i]
 			e.Add(seqs[i])
 		}
-		pending = pending[:0]
+		queued = queued[k:]
 		if e.Idle() {
+			// Jump to the next request's reaching the engine.
+			if len(queued) > 0 {
+				now = ready[queued[0]]
+				continue
+			}
 			if next < n && l.Concurrency == 0 {
 				now = arrival[next]
 				continue
@@ -142,7 +166,9 @@ func Simulate(cfg Config, l Load) Outcome {
 		for range finished {
 			done++
 			if l.Concurrency > 0 && next < n {
-				pending = append(pending, next)
+				arrival[next] = now
+				ready[next] = fe.Ready(now)
+				queued = append(queued, next)
 				next++
 			}
 		}
@@ -177,6 +203,18 @@ func Simulate(cfg Config, l Load) Outcome {
 			}
 		}
 		o.TokensPerSec = float64(toks) / (float64(to-from) / 1e9)
+	}
+	var end int64
+	var toks int64
+	for i, s := range seqs {
+		if first[i] >= 0 {
+			end = max(end, last[i])
+			toks += int64(s.Generated)
+		}
+	}
+	if d := float64(end-arrival[0]) / 1e9; d > 0 {
+		o.RequestsPerSec = float64(done) / d
+		o.WholeTokensPerSec = float64(toks) / d
 	}
 	o.Stats = e.Stats()
 	return o

@@ -1,0 +1,51 @@
+package endpoint
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// Each rankings type builds its API's request and reads its answers:
+// ranked items counted, an error object the server's error, an empty
+// ranking no items (which the client counts as an empty answer).
+func TestRankings(t *testing.T) {
+	in := Input{Model: "rr", Query: "q?", Passages: []string{"a", "b"}, MaxTokens: 9, Stream: true, Extra: map[string]json.RawMessage{"truncate": json.RawMessage(`"END"`)}}
+	for _, c := range []struct {
+		kind            Kind
+		body            string
+		ok, empty, fail string
+	}{
+		{NIMRankings{}, `{"model":"rr","passages":[{"text":"a"},{"text":"b"}],"query":{"text":"q?"},"truncate":"END"}`,
+			`{"rankings":[{"index":1,"logit":0.3},{"index":0,"logit":-1.2}]}`, `{"rankings":[]}`, `{"error":{"message":"bad"}}`},
+		{CohereRankings{}, `{"documents":["a","b"],"model":"rr","query":"q?","truncate":"END"}`,
+			`{"id":"x","results":[{"index":0,"relevance_score":0.9},{"index":1,"relevance_score":0.1}],"meta":{}}`, `{"results":[]}`, `{"message":"invalid request"}`},
+		{TEIRankings{}, `{"query":"q?","texts":["a","b"],"truncate":"END"}`,
+			` [{"index":0,"score":0.9},{"index":1,"score":0.2}]`, `[]`, `{"error":"Input validation error","error_type":"Validation"}`},
+	} {
+		b, err := c.kind.Build(in)
+		if err != nil || string(b) != c.body {
+			t.Errorf("%T: body %s (%v), want %s", c.kind, b, err, c.body)
+		}
+		if r, err := c.kind.ParseResponse([]byte(c.ok)); err != nil || r.Items != 2 || r.ServerErr != "" {
+			t.Errorf("%T: %s read as %+v, %v", c.kind, c.ok, r, err)
+		}
+		if r, err := c.kind.ParseResponse([]byte(c.empty)); err != nil || r.Items != 0 || r.ServerErr != "" {
+			t.Errorf("%T: %s read as %+v, %v", c.kind, c.empty, r, err)
+		}
+		if r, err := c.kind.ParseResponse([]byte(c.fail)); err != nil || r.ServerErr == "" {
+			t.Errorf("%T: %s read as %+v, %v", c.kind, c.fail, r, err)
+		}
+		if _, err := c.kind.ParseResponse([]byte(`{"rankings":`)); err == nil || !strings.Contains(err.Error(), "malformed") {
+			t.Errorf("%T: a cut body read as %v", c.kind, err)
+		}
+		if nt, ok := c.kind.(NonToken); !ok || nt.Unit() != "queries" {
+			t.Errorf("%T: not a non-token kind of queries", c.kind)
+		}
+	}
+	// Without a query, the prompt is the query.
+	b, _ := TEIRankings{}.Build(Input{Prompt: "p", System: "s"})
+	if string(b) != `{"query":"s p","texts":[]}` {
+		t.Errorf("a prompt-only request: %s", b)
+	}
+}

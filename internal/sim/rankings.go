@@ -1,0 +1,109 @@
+package sim
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
+)
+
+// rankShape is one rankings API: NIM's, Cohere's or TEI's.
+type rankShape int
+
+const (
+	nimRank rankShape = iota
+	cohereRank
+	teiRank
+)
+
+// rankings answers a rerank request after TTFT, as its API does: a score
+// for every passage (from the body's hash), best first, the query's and
+// the passages' tokens counted as the prompt's.
+func (s *Server) rankings(w http.ResponseWriter, r *http.Request, shape rankShape) {
+	arrival := s.arrival(r)
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Query    json.RawMessage `json:"query"`
+		Passages []struct {
+			Text string `json:"text"`
+		} `json:"passages"`
+		Documents []string `json:"documents"`
+		Texts     []string `json:"texts"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "invalid JSON body: "+err.Error())
+		return
+	}
+	var query string
+	var passages []string
+	switch shape {
+	case nimRank:
+		var q struct {
+			Text *string `json:"text"`
+		}
+		if json.Unmarshal(req.Query, &q) != nil || q.Text == nil {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", `query: want {"text": ...}`)
+			return
+		}
+		query = *q.Text
+		for _, p := range req.Passages {
+			passages = append(passages, p.Text)
+		}
+	default:
+		if json.Unmarshal(req.Query, &query) != nil {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", "query: want a string")
+			return
+		}
+		passages = req.Documents
+		if shape == teiRank {
+			passages = req.Texts
+		}
+	}
+	if len(passages) == 0 {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "no passages to rank")
+		return
+	}
+	isl := tokenizer.Count(query)
+	for _, p := range passages {
+		isl += tokenizer.Count(p)
+	}
+	h := hashBody(body)
+	if !s.holdNonToken(w, r, arrival, h, isl) {
+		return
+	}
+	// Scores from the hash, best first.
+	order := make([]int, len(passages))
+	score := make([]float64, len(passages))
+	for i := range passages {
+		order[i] = i
+		score[i] = float64(int32(h*uint32(2*i+1))) / (1 << 31)
+	}
+	for i := 1; i < len(order); i++ { // (few passages: insertion sort)
+		for j := i; j > 0 && score[order[j]] > score[order[j-1]]; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	var b strings.Builder
+	field := map[rankShape]string{nimRank: "logit", cohereRank: "relevance_score", teiRank: "score"}[shape]
+	for k, i := range order {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"index":` + strconv.Itoa(i) + `,"` + field + `":` + strconv.FormatFloat(score[i], 'f', 6, 64) + `}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	switch shape {
+	case nimRank:
+		io.WriteString(w, `{"rankings":[`+b.String()+`]}`)
+	case cohereRank:
+		io.WriteString(w, `{"id":"rerank-`+strconv.FormatUint(uint64(h), 16)+`","results":[`+b.String()+`],"meta":{"billed_units":{"search_units":1}},"usage":{"prompt_tokens":`+strconv.Itoa(isl)+`}}`)
+	default:
+		io.WriteString(w, `[`+b.String()+`]`)
+	}
+}
