@@ -27,7 +27,7 @@ func TestEmbeddingsEndpoint(t *testing.T) {
 	cfg := sim.DefaultConfig
 	cfg.TTFT = 10 * time.Millisecond
 	url := serveHandler(t, sim.New(cfg))
-	for _, typ := range []string{"embeddings", "nim_embeddings", "image_generation"} {
+	for _, typ := range []string{"embeddings", "nim_embeddings", "chat_embeddings", "image_generation"} {
 		dir := filepath.Join(t.TempDir(), "run")
 		res := runCLI(t, time.Minute, "profile", "-m", "e5", "-u", url, "--endpoint-type", typ, "--concurrency", "2", "--request-count", "8",
 			"--isl", "32", "--use-server-token-count", "--random-seed", "2", "--no-server-metrics", "--artifact-dir", dir)

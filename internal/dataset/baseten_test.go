@@ -99,6 +99,17 @@ func FuzzBaseten(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add([]byte("PAR1\x00\x00\x00\x00PAR1"))
 	dir := f.TempDir()
+	// The derived JSONL files go to this run's own folder, not the
+	// machine's temporary one (a fuzz run makes one for every valid file).
+	old, had := os.LookupEnv("TMPDIR")
+	os.Setenv("TMPDIR", dir)
+	f.Cleanup(func() {
+		if had {
+			os.Setenv("TMPDIR", old)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+	})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := filepath.Join(dir, "t.parquet")
 		if err := os.WriteFile(p, b, 0o644); err != nil {

@@ -11,14 +11,21 @@ import (
 // ("query"). One input a request, never streamed: an embedding endpoint
 // generates no tokens, so a run reports request latency and throughput
 // (inputs/s: one input a request), and the server's prompt count.
+//
+// ChatEmbeddings is vLLM's chat-style embeddings (AIPerf's
+// chat_embeddings): the request a chat's messages, sent to
+// /v1/embeddings, as vLLM takes them for multimodal embedding models; the
+// answer an embeddings list.
 type (
-	Embeddings    struct{ embeddings }
-	NIMEmbeddings struct{ embeddings }
+	Embeddings     struct{ embeddings }
+	NIMEmbeddings  struct{ embeddings }
+	ChatEmbeddings struct{ embeddings }
 )
 
 var (
 	_ Kind     = Embeddings{}
 	_ NonToken = NIMEmbeddings{}
+	_ NonToken = ChatEmbeddings{}
 )
 
 // NonToken is a Kind whose answers are not generated text (embeddings,
@@ -78,6 +85,13 @@ func embeddingsBody(fields map[string]any, in Input) ([]byte, error) {
 
 // Build makes an embeddings request of one input.
 func (Embeddings) Build(in Input) ([]byte, error) { return embeddingsBody(map[string]any{}, in) }
+
+// Build makes a chat-style embeddings request: the chat's messages, no
+// output length and no stream.
+func (ChatEmbeddings) Build(in Input) ([]byte, error) {
+	in.MaxTokens, in.Stream, in.Usage = 0, false, false
+	return Chat{}.Build(in)
+}
 
 // Build makes a NIM embeddings request of one query.
 func (NIMEmbeddings) Build(in Input) ([]byte, error) {

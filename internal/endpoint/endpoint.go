@@ -87,6 +87,7 @@ const (
 	TypeOllamaGen   = "ollama_generate"
 	TypeEmbeddings  = "embeddings"
 	TypeNIMEmbed    = "nim_embeddings"
+	TypeChatEmbed   = "chat_embeddings"
 	TypeTGI         = "huggingface_generate"
 	TypeSGLang      = "sglang_generate"
 	TypeTemplate    = "template"
@@ -119,6 +120,7 @@ var Types = []Type{
 	{Name: TypeOllamaGen, Path: "/api/generate", Kind: OllamaGenerate{}},
 	{Name: TypeEmbeddings, Path: "/v1/embeddings", Kind: Embeddings{}},
 	{Name: TypeNIMEmbed, Path: "/v1/embeddings", Kind: NIMEmbeddings{}},
+	{Name: TypeChatEmbed, Path: "/v1/embeddings", Kind: ChatEmbeddings{}},
 	{Name: TypeImageGen, Path: "/v1/images/generations", Kind: ImageGeneration{}},
 	{Name: TypeNIMRank, Path: "/v1/ranking", Kind: NIMRankings{}},
 	{Name: TypeCohereRank, Path: "/v2/rerank", Kind: CohereRankings{}},

@@ -49,3 +49,19 @@ func TestRankings(t *testing.T) {
 		t.Errorf("a prompt-only request: %s", b)
 	}
 }
+
+// chat_embeddings sends a chat's messages to /v1/embeddings, with no
+// output length or stream, and reads an embeddings answer.
+func TestChatEmbeddings(t *testing.T) {
+	b, err := ChatEmbeddings{}.Build(Input{Model: "vlm2vec", Prompt: "a cat", System: "describe", MaxTokens: 8, Stream: true, Usage: true})
+	if err != nil || string(b) != `{"messages":[{"content":"describe","role":"system"},{"content":"a cat","role":"user"}],"model":"vlm2vec"}` {
+		t.Errorf("body %s, %v", b, err)
+	}
+	r, err := ChatEmbeddings{}.ParseResponse([]byte(`{"data":[{"embedding":[0.1,0.2]}],"usage":{"prompt_tokens":5}}`))
+	if err != nil || r.Items != 1 || r.Usage.PromptTokens != 5 {
+		t.Errorf("answer %+v, %v", r, err)
+	}
+	if typ, err := Lookup("chat_embeddings"); err != nil || typ.Path != "/v1/embeddings" {
+		t.Errorf("chat_embeddings: %+v, %v", typ, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
@@ -20,15 +21,24 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req struct {
-		Model string          `json:"model"`
-		Input json.RawMessage `json:"input"`
+		Model    string          `json:"model"`
+		Input    json.RawMessage `json:"input"`
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"` // vLLM's chat-style embeddings: one input of the messages
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		apiError(w, http.StatusBadRequest, "invalid_request_error", "invalid JSON body: "+err.Error())
 		return
 	}
 	var inputs []string
-	if json.Unmarshal(req.Input, &inputs) != nil {
+	if req.Input == nil && len(req.Messages) > 0 {
+		var parts []string
+		for _, m := range req.Messages {
+			parts = append(parts, m.Content)
+		}
+		inputs = []string{strings.Join(parts, " ")}
+	} else if json.Unmarshal(req.Input, &inputs) != nil {
 		var one string
 		if json.Unmarshal(req.Input, &one) != nil {
 			apiError(w, http.StatusBadRequest, "invalid_request_error", "input: want a string or a list of strings")
