@@ -1034,3 +1034,63 @@ func TestWekaTraceSessions(t *testing.T) {
 		t.Errorf("the calls' shared blocks were not served from the cache: %+v", pc)
 	}
 }
+
+// Sessions with --request-rate and --concurrency (AIPerf's
+// conversation-centric mode): each session starts on the arrival process,
+// never before its due time, holds one of the slots for all its turns
+// (so no more sessions than slots are ever open), and sends each later
+// turn after the previous answer and its delay.
+func TestSessionsOnARate(t *testing.T) {
+	_, url := startSim(t, 2*time.Millisecond, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--isl", "16", "--osl", "4",
+		"--conversation-num", "8", "--conversation-turn-mean", "3", "--conversation-turn-delay-mean", "30",
+		"--request-rate", "20", "--arrival-pattern", "constant", "--concurrency", "2", "--workers", "2", "--random-seed", "5", "--artifact-dir", dir)
+	r, err := result.Read(dir)
+	if res.code != 0 || err != nil {
+		t.Fatalf("exit %d, %v\n%s", res.code, err, res.stderr)
+	}
+	recs := readRecords(t, dir)
+	if r.Counts.OK != 24 {
+		t.Fatalf("counts %+v, want 8 sessions of 3 turns", r.Counts)
+	}
+	bySession := map[string][]record.Record{}
+	for _, rec := range recs {
+		bySession[rec.SessionID] = append(bySession[rec.SessionID], rec)
+	}
+	type span struct{ from, to int64 }
+	var spans []span
+	var dues []int64
+	for id, rs := range bySession {
+		slices.SortFunc(rs, func(a, b record.Record) int { return a.Turn - b.Turn })
+		first := rs[0]
+		if first.Sent < first.Due {
+			t.Errorf("session %s sent its first turn %s before its due time", id, time.Duration(first.Due-first.Sent))
+		}
+		dues = append(dues, first.Due)
+		for k := 1; k < len(rs); k++ {
+			if gap := time.Duration(rs[k].Sent - rs[k-1].End); gap < 30*time.Millisecond {
+				t.Errorf("session %s turn %d sent %s after turn %d's answer, before its 30 ms delay", id, k, gap, k-1)
+			}
+		}
+		spans = append(spans, span{first.Sent, rs[len(rs)-1].End})
+	}
+	slices.Sort(dues)
+	for k, d := range dues {
+		// Constant arrivals at 20/s: session k is due at k × 50 ms.
+		if want := int64(k) * int64(50*time.Millisecond); d < want-int64(time.Millisecond) || d > want+int64(time.Millisecond) {
+			t.Errorf("session %d due at %s, want %s", k, time.Duration(d), time.Duration(want))
+		}
+	}
+	for _, a := range spans {
+		open := 0
+		for _, b := range spans {
+			if b.from <= a.from && a.from < b.to {
+				open++
+			}
+		}
+		if open > 2 {
+			t.Errorf("%d sessions open at once, with 2 slots", open)
+		}
+	}
+}

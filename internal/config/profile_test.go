@@ -193,7 +193,8 @@ func TestMultiTurnRefusals(t *testing.T) {
 		want string
 	}{
 		{func(p *Profile) { p.EndpointType = EndpointCompletions }, "need --endpoint-type chat"},
-		{func(p *Profile) { p.RequestRate = 3 }, "not with --request-rate"},
+		{func(p *Profile) { p.RequestRate = 3 }, "multi-turn sessions with --request-rate need --concurrency here: AIPerf's conversation-centric mode"},
+		{func(p *Profile) { p.RequestRate, p.FixedSchedule, p.InputFile = 3, true, "x.jsonl" }, "not on a fixed schedule yet"},
 		{func(p *Profile) { p.NumUsers = 3 }, "--user-centric-rate and --num-users go together"},
 		{func(p *Profile) { p.TurnDelayMean = math.Inf(1) }, "not a finite, non-negative number"},
 	} {
@@ -206,6 +207,11 @@ func TestMultiTurnRefusals(t *testing.T) {
 	}
 	p := DefaultProfile
 	p.Model, p.URL, p.ConversationNum, p.ConversationTurnMean = "m", "127.0.0.1:1", 3, 2
+	p.RequestRate, p.Concurrency, p.ConcurrencySet = 3, 2, true // (conversation-centric: allowed)
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p.RequestRate, p.ConcurrencySet = 0, false
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -321,6 +321,24 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 			return nil, "", err
 		}
 		g.lines, g.dues, ph.Count = lines, d, len(lines)
+	case p.MultiTurn() && p.RequestRate > 0:
+		// AIPerf's conversation-centric rate (with --concurrency): each
+		// session starts on the arrival process, holds its slot for all
+		// its turns, and sends each after the previous answer and delay.
+		g.sessions(p, seed)
+		ph.Sessions, ph.Rate = true, p.RequestRate
+		ph.Standalone = g.convs != nil && g.convs.Standalone()
+		arr, err := NewArrival(p.ArrivalPattern, p.ArrivalSmoothness)
+		if err != nil {
+			return nil, "", err
+		}
+		g.arrivals = &dueSpec{a: arr, seed: seed, rate: p.RequestRate, n: len(g.turns), limit: p.BenchmarkDuration, ramp: p.RateRampDuration}
+		if n := g.arrivals.count(); n < len(g.turns) {
+			g.turns = g.turns[:n] // (the sessions due inside --benchmark-duration)
+		}
+		for _, n := range g.turns {
+			ph.Count += n
+		}
 	case p.RequestRate > 0:
 		ph.Open, ph.Rate = true, p.RequestRate
 		arr, err := NewArrival(p.ArrivalPattern, p.ArrivalSmoothness)
@@ -820,7 +838,7 @@ func (it *Iter) next(keep bool) bool {
 	switch {
 	case g.dues != nil:
 		e.DueNs = seconds(g.dues[i])
-	case it.dues != nil:
+	case it.dues != nil && (g.turns == nil || turn == 0): // (a session's start, not its later turns)
 		t, ok := it.dues.next()
 		if !ok {
 			it.err = fmt.Errorf("%s phase: the arrival process ended after %d of %d requests", ph.Name, i, ph.Count)

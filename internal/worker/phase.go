@@ -366,6 +366,12 @@ func (r *phaseRun) sessionLoop() {
 						}
 					case gap > 0:
 						lastSent = start
+					case e.Turn == 0 && r.ph.Rate > 0:
+						// A rate's session starts at its due time (or as
+						// soon as a slot is free after it: no catch-up).
+						if !preciseSleepUntil(r.sends, r.start.Add(time.Duration(e.DueNs))) {
+							return
+						}
 					case e.DelayNs > 0:
 						if !sleepUntil(r.sends, time.Now().Add(time.Duration(e.DelayNs))) {
 							return
@@ -384,6 +390,9 @@ func (r *phaseRun) sessionLoop() {
 						e.Body, e.ISL = body, e.ISL+histISL
 					}
 					due := r.clock()
+					if e.Turn == 0 && r.ph.Rate > 0 {
+						due = e.DueNs // (its place on the arrival process: the lag is a full slot's wait)
+					}
 					if gap > 0 {
 						due = int64(lastSent.Sub(r.start)) // (its place on the user's grid: the lag is what came after)
 					}
