@@ -2,17 +2,20 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
+	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/sim"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
@@ -163,5 +166,74 @@ func TestRankingsEndpoints(t *testing.T) {
 	res = runCLI(t, time.Minute, "profile", "-m", "rr", "-u", url, "--rankings-passages-mean", "3", "--request-count", "1")
 	if res.code != 2 || !strings.Contains(res.stderr, "the --rankings-* flags shape a rankings endpoint's requests") {
 		t.Errorf("--rankings-passages-mean with chat: exit %d\n%s", res.code, res.stderr)
+	}
+}
+
+// A random_pool folder (GenAI-Perf's rankings layout: queries.jsonl and
+// passages.jsonl): each request draws a line of each pool, a pool's
+// plain texts named after its file, so the queries pool gives the query
+// and the passages pool the passages; the same folder with chat sends the
+// texts joined as one prompt.
+func TestRandomPoolFolder(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT, cfg.ITL = 2*time.Millisecond, time.Millisecond
+	s := sim.New(cfg)
+	var mu sync.Mutex
+	var bodies []string
+	url := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		s.ServeHTTP(w, r)
+	}))
+	dir := filepath.Join(t.TempDir(), "rankings_jsonl")
+	os.Mkdir(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "queries.jsonl"), []byte(`{"text": "what is q1?"}`+"\n"+`{"text": "what is q2?"}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "passages.jsonl"), []byte(`{"text": "passage alpha"}`+"\n"+`{"text": "passage beta"}`+"\n"+`{"text": "passage gamma"}`+"\n"), 0o644)
+	run := func(typ string) (*result.Run, []record.Record) {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "run")
+		res := runCLI(t, time.Minute, "profile", "-m", "rr", "-u", url, "--endpoint-type", typ, "--input-file", dir, "--custom-dataset-type", "random_pool",
+			"--request-count", "12", "--osl", "3", "--random-seed", "4", "--no-server-metrics", "--artifact-dir", out)
+		if res.code != 0 {
+			t.Fatalf("%s: exit %d\n%s", typ, res.code, res.stderr)
+		}
+		r, err := result.Read(out)
+		if err != nil || r.Counts.OK != 12 {
+			t.Fatalf("%s: %v, counts %+v", typ, err, r.Counts)
+		}
+		return r, readRecords(t, out)
+	}
+	_, recs := run("nim_rankings")
+	mu.Lock()
+	got := slices.Clone(bodies)
+	bodies = nil
+	mu.Unlock()
+	seen := map[string]bool{}
+	for _, b := range got {
+		var req struct {
+			Query    struct{ Text string } `json:"query"`
+			Passages []struct{ Text string } `json:"passages"`
+		}
+		if err := json.Unmarshal([]byte(b), &req); err != nil || !strings.HasPrefix(req.Query.Text, "what is q") || len(req.Passages) != 1 || !strings.HasPrefix(req.Passages[0].Text, "passage ") {
+			t.Errorf("a request not one query and one passage: %s", b)
+		}
+		seen[req.Query.Text+"|"+req.Passages[0].Text] = true
+	}
+	if len(seen) < 3 {
+		t.Errorf("12 draws made only %d pairs of 6", len(seen))
+	}
+	for _, r := range recs {
+		if r.ISL != tokenizer.Count("what is q1?")+tokenizer.Count("passage alpha") && r.ISL != tokenizer.Count("what is q1?")+tokenizer.Count("passage gamma") {
+			t.Errorf("request %d: ISL %d, want a query's and a passage's tokens", r.Index, r.ISL)
+		}
+	}
+	run("chat")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 12 || !strings.Contains(bodies[0], `what is q`) || !strings.Contains(bodies[0], `passage `) {
+		t.Errorf("chat over the folder: %d bodies, first %s", len(bodies), bodies[0])
 	}
 }

@@ -578,8 +578,8 @@ func (p *Profile) validateLoad() []error {
 	switch {
 	case p.CustomDatasetType == "" || p.Trace() || p.CustomDatasetType == SingleTurn || p.CustomDatasetType == MultiTurnFile || p.CustomDatasetType == WekaTrace:
 	case p.CustomDatasetType == RandomPool:
-		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() {
-			bad("--custom-dataset-type random_pool: --input-file %s is a folder; a folder of pools is not supported yet: give one JSONL file", p.InputFile)
+		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() && p.DatasetSampling != "" && p.DatasetSampling != SamplingRandom {
+			bad("--custom-dataset-type random_pool with a folder draws a line of each pool at random, with replacement: --dataset-sampling-strategy %s is not supported with it", p.DatasetSampling)
 		}
 		if p.Replays() {
 			bad("--custom-dataset-type random_pool draws its lines at random: it has no schedule to replay (leave out --fixed-schedule)")

@@ -13,6 +13,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -480,4 +481,66 @@ func IndexBurstGPT(path string, tok *tokenizer.Tokenizer, words uint64) (*Index,
 	}
 	x.Digest = hex.EncodeToString(sum.Sum(nil))
 	return x, nil
+}
+
+// A Pool is one file of a random_pool folder: its lines, and the name a
+// line's plain text takes among a request's named texts (the file's stem,
+// as AIPerf names it: queries.jsonl's texts are "queries").
+type Pool struct {
+	*Index
+	Name string
+}
+
+// IndexPools reads a random_pool folder: each regular file in it (in
+// name order) a pool, indexed as IndexFile indexes a file. A request
+// takes one line from every pool and sends them as one (AIPerf's
+// random_pool folder). The digest covers every file.
+func IndexPools(dir string, tok *tokenizer.Tokenizer, words uint64) ([]Pool, string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("--input-file: %w", err)
+	}
+	var pools []Pool
+	sum := sha256.New()
+	for k, e := range ents {
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		// Each pool's synthesized lines (input_length) from its own source.
+		x, err := IndexFile(path, tok, words^uint64(k+1)*0x9e3779b97f4a7c15, Blocks{})
+		if err != nil {
+			return nil, "", err
+		}
+		fmt.Fprintf(sum, "%s\x00%s\x00", e.Name(), x.Digest)
+		pools = append(pools, Pool{Index: x, Name: strings.TrimSuffix(e.Name(), filepath.Ext(e.Name()))})
+	}
+	if len(pools) == 0 {
+		return nil, "", fmt.Errorf("--input-file %s: a random_pool folder with no files", dir)
+	}
+	return pools, hex.EncodeToString(sum.Sum(nil)), nil
+}
+
+// Named is line j's named texts, its plain text named after the pool
+// when it has no names of its own.
+func (p Pool) Named(j int, f io.ReaderAt) (string, map[string]json.RawMessage, []NamedText, error) {
+	text, extra, named, err := p.LineNamed(j, f)
+	if err == nil && named == nil {
+		named = []NamedText{{Name: p.Name, Contents: []string{text}}}
+	}
+	return text, extra, named, err
+}
+
+// Queries reports whether the pool's lines give a rankings query: named
+// ones, or plain ones in a pool named "query" or "queries".
+func (p Pool) Queries() bool {
+	if p.Name == "query" || p.Name == "queries" {
+		return true
+	}
+	for _, m := range p.Lines {
+		if !m.Query {
+			return false
+		}
+	}
+	return true
 }

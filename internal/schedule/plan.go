@@ -30,6 +30,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -285,6 +286,10 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 			if g.index, err = dataset.IndexBurstGPT(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads)); err != nil {
 				return nil, "", err
 			}
+		} else if st, serr := os.Stat(p.InputFile); serr == nil && st.IsDir() && p.CustomDatasetType == config.RandomPool {
+			if g.pools, digest, err = dataset.IndexPools(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads)); err != nil {
+				return nil, "", err
+			}
 		} else if g.index, err = dataset.IndexFile(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads), blocks); err != nil {
 			return nil, "", err
 		}
@@ -300,10 +305,15 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 				return nil, "", fmt.Errorf("%s: --endpoint-type %s needs each line's query and passages, as \"texts\": [{\"name\": \"query\", \"contents\": [...]}, {\"name\": \"passages\", \"contents\": [...]}]; line %s has none", p.InputFile, p.EndpointType, strings.Join(missing, ", "))
 			}
 		}
+		if b.rankings && g.pools != nil && !slices.ContainsFunc(g.pools, dataset.Pool.Queries) {
+			return nil, "", fmt.Errorf("%s: --endpoint-type %s needs a query from one of the folder's pools: a file named queries.jsonl (or query.jsonl), or lines with \"texts\": [{\"name\": \"query\", ...}]", p.InputFile, p.EndpointType)
+		}
 		if g.index != nil {
 			digest = g.index.Digest // (taken as it was read)
 		} else if g.convs != nil {
 			digest = g.convs.Digest
+		} else if g.pools != nil {
+			// (taken as they were read)
 		} else if digest, err = fileDigest(p.InputFile); err != nil {
 			return nil, "", err
 		}
@@ -462,6 +472,7 @@ type gen struct {
 	turns                  []int             // multi-turn: each session's turns, in order (the last cut short by --request-count)
 	delays                 uint64            // root of the turn delays
 	convs                  *dataset.Sessions // a multi_turn file's conversations
+	pools                  []dataset.Pool    // a random_pool folder's files: a request takes a line of each
 	oslRoot                uint64            // --osl for file lines without an output length: request i's draw
 }
 
@@ -651,8 +662,9 @@ type Iter struct {
 	prompts *dataset.Stream
 	ids     *rand.Rand
 	dues    *dueSpec
-	f       *os.File // the input file, open while its lines are read back
-	perm    []int    // shuffle: this pass's order of a file's prompts
+	f       *os.File   // the input file, open while its lines are read back
+	pf      []*os.File // a random_pool folder's files, likewise
+	perm    []int      // shuffle: this pass's order of a file's prompts
 	epoch   int
 	sess    int // multi-turn: the next entry's session and its turn there
 	turn    int
@@ -720,6 +732,12 @@ func (it *Iter) next(keep bool) bool {
 			it.f.Close()
 			it.f = nil
 		}
+		for k, f := range it.pf {
+			if f != nil {
+				f.Close()
+				it.pf[k] = nil
+			}
+		}
 		return false
 	}
 	g, i := ph.gen, it.i
@@ -773,6 +791,51 @@ func (it *Iter) next(keep bool) bool {
 				pr.Text = ctx + " " + pr.Text
 			}
 		}
+	case g.pools != nil:
+		// One line of each pool, drawn with replacement (AIPerf's random_pool
+		// folder), sent as one request: texts joined, named texts together.
+		var texts []string
+		var named []dataset.NamedText
+		for k, pool := range g.pools {
+			j := rand.New(rand.NewPCG(g.samplingRoot^uint64(k+1)*phi, uint64(i))).IntN(len(pool.Lines))
+			m := pool.Lines[j]
+			pr.ISL += int(m.ISL)
+			pr.MaxTokens = max(pr.MaxTokens, int(m.MaxTokens))
+			if !keep {
+				continue
+			}
+			if it.pf == nil {
+				it.pf = make([]*os.File, len(g.pools))
+			}
+			if it.pf[k] == nil {
+				f, err := os.Open(pool.Path)
+				if err != nil {
+					it.err = fmt.Errorf("--input-file: %w", err)
+					return false
+				}
+				it.pf[k] = f
+			}
+			text, extra, nt, err := pool.Named(j, it.pf[k])
+			if err != nil {
+				it.err = err
+				return false
+			}
+			texts, named = append(texts, text), append(named, nt...)
+			if len(extra) > 0 {
+				if pr.Extra == nil {
+					pr.Extra = map[string]json.RawMessage{}
+				}
+				maps.Copy(pr.Extra, extra)
+			}
+		}
+		pr.Text = strings.Join(texts, "\n")
+		if b.rankings && keep {
+			var ok bool
+			if query, passages, ok = dataset.Query(named); !ok {
+				it.err = fmt.Errorf("%s: request %d drew no query from the folder's pools", b.p.InputFile, i)
+				return false
+			}
+		}
 	case g.index != nil:
 		j := it.order(i)
 		if g.lines != nil {
@@ -802,7 +865,7 @@ func (it *Iter) next(keep bool) bool {
 			}
 		}
 	}
-	if pr.MaxTokens == 0 && (g.index != nil || g.convs != nil) && b.p.OSLMean > 0 {
+	if pr.MaxTokens == 0 && (g.index != nil || g.convs != nil || g.pools != nil) && b.p.OSLMean > 0 {
 		// A file's line without an output length takes --osl's (AIPerf's
 		// precedence), drawn for request i from its own source.
 		pr.MaxTokens = drawOSL(b.p, rand.New(rand.NewPCG(g.oslRoot, uint64(i))))
