@@ -111,3 +111,36 @@ func TestProfileRoundRobinURLs(t *testing.T) {
 		})
 	}
 }
+
+// With several servers, a multi-turn session's turns all go to one of
+// them (its history is cached there), and the sessions are spread over
+// both.
+func TestSessionsStickToOneURL(t *testing.T) {
+	var sims [2]*sim.Server
+	var urls [2]string
+	for i := range urls {
+		sims[i], urls[i] = startSim(t, 2*time.Millisecond, time.Millisecond)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", urls[0], "-u", urls[1], "--streaming", "--concurrency", "3",
+		"--conversation-num", "12", "--conversation-turn-mean", "3", "--isl", "16", "--osl", "4", "--random-seed", "3", "--no-server-metrics", "--artifact-dir", dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	where := map[string]int{} // session id → the server that had its first turn
+	for k, sm := range sims {
+		for _, tr := range sm.Truths() {
+			id, _, _ := strings.Cut(tr.ID, "-turn")
+			if w, ok := where[id]; ok && w != k {
+				t.Errorf("session %s went to both servers", id)
+			}
+			where[id] = k
+		}
+	}
+	if n := len(sims[0].Truths()) + len(sims[1].Truths()); n != 36 || len(where) != 12 {
+		t.Fatalf("%d requests in %d sessions, want 36 in 12", n, len(where))
+	}
+	if a, b := len(sims[0].Truths()), len(sims[1].Truths()); a == 0 || b == 0 {
+		t.Errorf("the sessions all went to one server (%d and %d requests)", a, b)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net"
 	"net/http"
@@ -193,6 +194,16 @@ func firstTokenHook(ctx context.Context) func() {
 	return f
 }
 
+type stickyKey struct{}
+
+// WithSession makes a request sent with ctx one of session id's turns:
+// with several servers, every turn of a session goes to the same one
+// (the session's id, hashed, picks it), so a server's cache of the
+// session's history is where its next turn goes.
+func WithSession(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, stickyKey{}, id)
+}
+
 // Do sends body and fills rec (whose Due and identity fields the caller
 // set). A positive cancelAfter cancels the request that long after it is
 // sent (--request-cancellation-delay).
@@ -207,6 +218,11 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 		defer cancel()
 	}
 	u := c.urlOf(rec.Index)
+	if id, ok := ctx.Value(stickyKey{}).(string); ok && len(c.URLs) > 1 {
+		h := fnv.New32a()
+		h.Write([]byte(id))
+		u = int(h.Sum32() % uint32(len(c.URLs)))
+	}
 	if c.Loop != nil && c.Streaming {
 		c.fastOnce.Do(func() {
 			for _, u := range c.urls() {

@@ -455,6 +455,9 @@ func (r *phaseRun) do(e schedule.Entry, due int64, waited bool) record.Record {
 		case <-r.reqs.Done(): // (sent into a cancelled context: it ends at once, recorded as cancelled)
 		}
 	}
+	if r.ph.Sessions {
+		ctx = client.WithSession(ctx, e.SessionID) // (every turn to one server)
+	}
 	r.c.Do(ctx, e.Body, id, time.Duration(e.CancelAfterNs), e.MaxTokens, &rec)
 	if rec.ErrKind == record.ErrCancelled {
 		switch {
