@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image/jpeg"
 	"io"
 	"net/http"
 	"os"
@@ -214,7 +216,7 @@ func TestRandomPoolFolder(t *testing.T) {
 	seen := map[string]bool{}
 	for _, b := range got {
 		var req struct {
-			Query    struct{ Text string } `json:"query"`
+			Query    struct{ Text string }   `json:"query"`
 			Passages []struct{ Text string } `json:"passages"`
 		}
 		if err := json.Unmarshal([]byte(b), &req); err != nil || !strings.HasPrefix(req.Query.Text, "what is q") || len(req.Passages) != 1 || !strings.HasPrefix(req.Passages[0].Text, "passage ") {
@@ -235,5 +237,107 @@ func TestRandomPoolFolder(t *testing.T) {
 	defer mu.Unlock()
 	if len(bodies) != 12 || !strings.Contains(bodies[0], `what is q`) || !strings.Contains(bodies[0], `passage `) {
 		t.Errorf("chat over the folder: %d bodies, first %s", len(bodies), bodies[0])
+	}
+}
+
+// Images in chat requests: synthetic ones of the --image-* size and
+// format, as image_url content parts after the text, and an input file's
+// "image"/"images" (a file sent as a data URL of its bytes, a URL as it
+// is); a missing image file is refused, with its line, before any load.
+func TestChatImages(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT, cfg.ITL = 2*time.Millisecond, time.Millisecond
+	s := sim.New(cfg)
+	var mu sync.Mutex
+	var bodies []string
+	url := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		s.ServeHTTP(w, r)
+	}))
+	type part struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	parts := func(body string) []part {
+		var req struct {
+			Messages []struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		var ps []part
+		if err := json.Unmarshal([]byte(body), &req); err != nil || len(req.Messages) != 1 || json.Unmarshal(req.Messages[0].Content, &ps) != nil {
+			t.Fatalf("not a chat with content parts: %.300s", body)
+		}
+		return ps
+	}
+	// (Whole answers: a streamed one keeps its connection in serve's own
+	// reader, past this wrapper.)
+	res := runCLI(t, time.Minute, "profile", "-m", "vlm", "-u", url, "--request-count", "3", "--isl", "12", "--osl", "2",
+		"--image-width-mean", "64", "--image-height-mean", "48", "--image-format", "jpeg", "--image-batch-size", "2", "--random-seed", "1",
+		"--no-server-metrics", "--artifact-dir", filepath.Join(t.TempDir(), "run"))
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	mu.Lock()
+	got := slices.Clone(bodies)
+	bodies = nil
+	mu.Unlock()
+	if len(got) != 3 {
+		t.Fatalf("%d requests", len(got))
+	}
+	for _, b := range got {
+		ps := parts(b)
+		if len(ps) != 3 || ps[0].Type != "text" || ps[1].Type != "image_url" || ps[2].Type != "image_url" {
+			t.Fatalf("parts %+v", ps)
+		}
+		data, ok := strings.CutPrefix(ps[1].ImageURL.URL, "data:image/jpeg;base64,")
+		raw, err := base64.StdEncoding.DecodeString(data)
+		if !ok || err != nil {
+			t.Fatalf("not a JPEG data URL: %.60s", ps[1].ImageURL.URL)
+		}
+		img, err := jpeg.DecodeConfig(bytes.NewReader(raw))
+		if err != nil || img.Width != 64 || img.Height != 48 {
+			t.Errorf("image %dx%d (%v), want 64x48", img.Width, img.Height, err)
+		}
+	}
+	if parts(got[0])[1].ImageURL.URL == parts(got[1])[1].ImageURL.URL {
+		t.Error("two requests sent the same image")
+	}
+	dir := t.TempDir()
+	pic := []byte("\x89PNG\r\n\x1a\n not really, but bytes")
+	os.WriteFile(filepath.Join(dir, "cat.png"), pic, 0o644)
+	file := filepath.Join(dir, "vqa.jsonl")
+	os.WriteFile(file, []byte(`{"text": "what is this?", "image": "cat.png"}`+"\n"+`{"text": "and this?", "images": ["https://example.invalid/dog.jpg", "cat.png"]}`+"\n"), 0o644)
+	res = runCLI(t, time.Minute, "profile", "-m", "vlm", "-u", url, "--request-count", "2", "--osl", "2", "--input-file", file,
+		"--custom-dataset-type", "single_turn", "--no-server-metrics", "--artifact-dir", filepath.Join(t.TempDir(), "run"))
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	mu.Lock()
+	got = slices.Clone(bodies)
+	bodies = nil
+	mu.Unlock()
+	slices.Sort(got) // ("and this?" first)
+	want := "data:image/png;base64," + base64.StdEncoding.EncodeToString(pic)
+	if ps := parts(got[0]); len(ps) != 3 || ps[1].ImageURL.URL != "https://example.invalid/dog.jpg" || ps[2].ImageURL.URL != want {
+		t.Errorf("the line's images: %+v", ps)
+	}
+	if ps := parts(got[1]); len(ps) != 2 || ps[0].Text != "what is this?" || ps[1].ImageURL.URL != want {
+		t.Errorf("the line's image: %+v", ps)
+	}
+	os.WriteFile(file, []byte(`{"text": "x", "image": "missing.png"}`+"\n"), 0o644)
+	res = runCLI(t, time.Minute, "profile", "-m", "vlm", "-u", url, "--request-count", "1", "--input-file", file, "--custom-dataset-type", "single_turn")
+	mu.Lock()
+	n := len(bodies)
+	mu.Unlock()
+	if res.code != 2 || !strings.Contains(res.stderr, `vqa.jsonl:1: image "missing.png": no such file`) || n != 0 {
+		t.Errorf("a missing image: exit %d, %d sent\n%s", res.code, n, res.stderr)
 	}
 }

@@ -84,6 +84,13 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.Float64Var(&p.ConversationTurnStddev, "session-turns-stddev", p.ConversationTurnStddev, "alias of --conversation-turn-stddev")
 	fs.Float64Var(&p.TurnDelayMean, "conversation-turn-delay-mean", p.TurnDelayMean, "ms between a turn's response and the next turn (a user's think time)")
 	fs.Float64Var(&p.TurnDelayStddev, "conversation-turn-delay-stddev", p.TurnDelayStddev, "standard deviation of the turn delay, ms")
+	fs.Float64Var(&p.ImageWidthMean, "image-width-mean", p.ImageWidthMean, "synthetic images: width in pixels, mean (with --image-height-mean: images in every chat request)")
+	fs.Float64Var(&p.ImageWidthStddev, "image-width-stddev", p.ImageWidthStddev, "synthetic images: width, stddev")
+	fs.Float64Var(&p.ImageHeightMean, "image-height-mean", p.ImageHeightMean, "synthetic images: height in pixels, mean")
+	fs.Float64Var(&p.ImageHeightStddev, "image-height-stddev", p.ImageHeightStddev, "synthetic images: height, stddev")
+	fs.StringVar(&p.ImageFormat, "image-format", p.ImageFormat, "synthetic images: png, jpeg or random (each image one of the two)")
+	fs.IntVar(&p.ImageBatchSize, "image-batch-size", p.ImageBatchSize, "synthetic images: images a request")
+	fs.IntVar(&p.ImageBatchSize, "batch-size-image", p.ImageBatchSize, "synthetic images: images a request (--image-batch-size)")
 	fs.IntVar(&p.RankingsPassagesMean, "rankings-passages-mean", p.RankingsPassagesMean, "rankings endpoints, synthetic: passages a query, mean")
 	fs.IntVar(&p.RankingsPassagesStddev, "rankings-passages-stddev", p.RankingsPassagesStddev, "rankings endpoints, synthetic: passages a query, stddev")
 	fs.IntVar(&p.RankingsPassageTokensMean, "rankings-passages-prompt-token-mean", p.RankingsPassageTokensMean, "rankings endpoints, synthetic: tokens a passage, mean")
@@ -157,6 +164,7 @@ var flagGroups = map[string][]string{
 	"Endpoint": {"model", "url", "url-strategy", "endpoint", "custom-endpoint", "endpoint-type", "request-template", "response-field", "streaming", "header", "api-key", "request-timeout-seconds"},
 	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev", "sequence-distribution", "seq-dist",
 		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length", "user-context-prompt-length",
+		"image-width-mean", "image-width-stddev", "image-height-mean", "image-height-stddev", "image-format", "image-batch-size", "batch-size-image",
 		"rankings-passages-mean", "rankings-passages-stddev", "rankings-passages-prompt-token-mean", "rankings-passages-prompt-token-stddev",
 		"rankings-query-prompt-token-mean", "rankings-query-prompt-token-stddev",
 		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "dataset-sampling-strategy", "isl-block-size", "synthesis-speedup-ratio", "synthesis-max-isl", "synthesis-max-osl", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
@@ -220,7 +228,7 @@ func (u *urlList) Type() string { return "string" }
 var aiperfOnly = []string{
 	"synthesis-prefix-len-multiplier",
 	"synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier", "synthesis-output-len-multiplier",
-	"batch-size-text", "batch-size-image", "batch-size-audio", "image-width-mean", "image-height-mean",
+	"batch-size-text", "batch-size-audio",
 	"audio-length-mean", "prompt-batch-size", "export-level", "profile-export-prefix",
 	"gpu-telemetry", "server-metrics-formats", "ui-type", "num-profile-runs", "confidence-level", "record-processors",
 	"workers-max", "request-count-per-session", "benchmark-max-duration",

@@ -97,6 +97,13 @@ type Profile struct {
 	RankingsPassagesMean, RankingsPassagesStddev           int
 	RankingsPassageTokensMean, RankingsPassageTokensStddev int
 	RankingsQueryTokensMean, RankingsQueryTokensStddev     int
+	// Synthetic images (AIPerf's --image-* flags): each request's prompt
+	// with ImageBatchSize images of a normal width and height, in
+	// ImageFormat; none while the width or height mean is 0.
+	ImageWidthMean, ImageWidthStddev   float64
+	ImageHeightMean, ImageHeightStddev float64
+	ImageFormat                        string // png, jpeg or random
+	ImageBatchSize                     int
 
 	Tokenizer                string // --tokenizer: "" (builtin o200k_base), a tokenizer.json, or ORG/NAME in the local HF cache
 	TokenizerRevision        string // --tokenizer-revision: the cached snapshot of an ORG/NAME
@@ -149,10 +156,15 @@ var DefaultProfile = Profile{
 	GracePeriod:           30,
 	NumDatasetEntries:     100,
 
+	ImageFormat:               "png",
+	ImageBatchSize:            1,
 	RankingsPassagesMean:      1,
 	RankingsPassageTokensMean: 550,
 	RankingsQueryTokensMean:   550,
 }
+
+// Images reports synthetic images in the requests.
+func (p *Profile) Images() bool { return p.ImageWidthMean > 0 && p.ImageHeightMean > 0 }
 
 // Rankings reports a rankings endpoint type (a query and passages a
 // request).
@@ -676,10 +688,31 @@ func (p *Profile) validateLoad() []error {
 	case p.UserContextPromptLength > 0 && !p.MultiTurn():
 		bad("--user-context-prompt-length gives each session its own context: it needs sessions (--conversation-num, --num-users with --user-centric-rate)")
 	}
+	switch {
+	case p.ImageWidthMean < 0 || p.ImageHeightMean < 0 || p.ImageWidthStddev < 0 || p.ImageHeightStddev < 0 ||
+		math.IsNaN(p.ImageWidthMean+p.ImageHeightMean+p.ImageWidthStddev+p.ImageHeightStddev):
+		bad("the --image-* sizes: not negative")
+	case p.ImageWidthMean > dataset.MaxImageSide || p.ImageHeightMean > dataset.MaxImageSide:
+		bad("--image-width-mean and --image-height-mean: at most %d pixels", dataset.MaxImageSide)
+	case (p.ImageWidthMean > 0) != (p.ImageHeightMean > 0):
+		bad("--image-width-mean and --image-height-mean go together (an image's size)")
+	case p.ImageFormat != "png" && p.ImageFormat != "jpeg" && p.ImageFormat != "random":
+		bad("--image-format %q: want png, jpeg or random", p.ImageFormat)
+	case p.ImageBatchSize < 1 || p.ImageBatchSize > 64:
+		bad("--image-batch-size %d: want 1 to 64 images a request", p.ImageBatchSize)
+	case p.Images() && p.InputFile != "":
+		bad("the --image-* flags make synthetic images: an --input-file gives its own (\"image\", \"images\")")
+	case p.Images() && p.EndpointType != EndpointChat:
+		bad("synthetic images go in a chat's content parts: they need --endpoint-type chat")
+	case p.Images() && p.MultiTurn():
+		bad("synthetic images with multi-turn sessions are not supported yet")
+	}
 	rankingsSet := p.RankingsPassagesMean != DefaultProfile.RankingsPassagesMean || p.RankingsPassagesStddev != 0 ||
 		p.RankingsPassageTokensMean != DefaultProfile.RankingsPassageTokensMean || p.RankingsPassageTokensStddev != 0 ||
 		p.RankingsQueryTokensMean != DefaultProfile.RankingsQueryTokensMean || p.RankingsQueryTokensStddev != 0
 	switch {
+	case rankingsSet && p.InputFile != "":
+		bad("the --rankings-* flags shape synthetic rankings requests: an --input-file gives its own query and passages")
 	case rankingsSet && !p.Rankings():
 		bad("the --rankings-* flags shape a rankings endpoint's requests: they need --endpoint-type nim_rankings, cohere_rankings or hf_tei_rankings")
 	case p.RankingsPassagesMean < 1 || p.RankingsPassageTokensMean < 1 || p.RankingsQueryTokensMean < 1:

@@ -48,8 +48,8 @@ type fileLine struct {
 	Extra     map[string]json.RawMessage `json:"extra"`
 	// Fields AIPerf has that are refused here, by name.
 	Delay  json.RawMessage `json:"delay"`
-	Image  json.RawMessage `json:"image"`
-	Images json.RawMessage `json:"images"`
+	Image  *string         `json:"image"`
+	Images []string        `json:"images"`
 	Audio  json.RawMessage `json:"audio"`
 	Audios json.RawMessage `json:"audios"`
 	Video  json.RawMessage `json:"video"`
@@ -134,8 +134,8 @@ func (fl *fileLine) refused() string {
 	switch {
 	case fl.Delay != nil:
 		return `"delay" (give "timestamp" in ms and --fixed-schedule instead)`
-	case fl.Image != nil || fl.Images != nil || fl.Audio != nil || fl.Audios != nil || fl.Video != nil || fl.Videos != nil:
-		return `media ("image(s)", "audio(s)", "video(s)"): only text prompts are sent so far`
+	case fl.Audio != nil || fl.Audios != nil || fl.Video != nil || fl.Videos != nil:
+		return `"audio(s)" and "video(s)": only text and images are sent so far`
 	case fl.Turns != nil:
 		return `"turns" (a multi_turn conversation: multi-turn sessions are not supported yet)`
 	}
@@ -197,6 +197,16 @@ type LineMeta struct {
 	HasTime, Derived bool // Derived: the text is made (input_length, hash_ids), not read
 	Extra            bool // the line has "extra" body fields (read back with its text)
 	Query            bool // the line's named texts have a query (a rankings line)
+	Images           bool // the line has "image" or "images"
+}
+
+// images is the line's "image" and "images", in that order.
+func (fl *fileLine) images() []string {
+	var out []string
+	if fl.Image != nil {
+		out = append(out, *fl.Image)
+	}
+	return append(out, fl.Images...)
 }
 
 // FromFile reads a JSONL input file whole: IndexFile, then every line's
@@ -327,6 +337,12 @@ func (x *Index) parse(raw []byte, n int) (LineMeta, *fileLine, error) {
 	}
 	text := fl.text()
 	m.Extra = len(fl.Extra) > 0
+	for _, ref := range fl.images() {
+		if _, _, err := imageFile(ref, filepath.Dir(path)); err != nil {
+			return m, nil, fmt.Errorf("%s:%d: %v", path, n, err)
+		}
+		m.Images = true
+	}
 	switch {
 	case len(fl.HashIDs) > 0 && blocks.Size <= 0:
 		return m, nil, fmt.Errorf("%s:%d: \"hash_ids\" is a Mooncake trace's: give --custom-dataset-type mooncake_trace", path, n)
@@ -359,6 +375,7 @@ func (x *Index) parse(raw []byte, n int) (LineMeta, *fileLine, error) {
 		return m, nil, fmt.Errorf("%s:%d: \"input_length\" %d is past %d tokens, longer than any model's context", path, n, *fl.InputLength, MaxInputLength)
 	case fl.InputLength != nil && *fl.InputLength > 0:
 		m.ISL, m.Derived = int32(*fl.InputLength), true
+	case m.Images: // (an image alone, no text)
 	default:
 		return m, nil, fmt.Errorf("%s:%d: want \"text\" (or \"texts\", \"text_input\") or a positive \"input_length\"", path, n)
 	}
@@ -392,29 +409,56 @@ func (x *Index) Line(j int, f io.ReaderAt) (string, map[string]json.RawMessage, 
 
 // LineNamed is Line with the line's named texts (a rankings line's).
 func (x *Index) LineNamed(j int, f io.ReaderAt) (string, map[string]json.RawMessage, []NamedText, error) {
+	d, err := x.Read(j, f)
+	return d.Text, d.Extra, d.Named, err
+}
+
+// LineData is what a request is built from of one line.
+type LineData struct {
+	Text   string
+	Extra  map[string]json.RawMessage
+	Named  []NamedText
+	Images []string // as requests send them (URLs, files as data URLs)
+}
+
+// Read is line j, read back from f (the indexed file).
+func (x *Index) Read(j int, f io.ReaderAt) (LineData, error) {
+	text, extra, named, images, err := x.read(j, f)
+	return LineData{text, extra, named, images}, err
+}
+
+func (x *Index) read(j int, f io.ReaderAt) (string, map[string]json.RawMessage, []NamedText, []string, error) {
 	m := x.Lines[j]
 	if x.lengths {
-		return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), nil, nil, nil
+		return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), nil, nil, nil, nil
 	}
 	raw := make([]byte, m.Len)
 	if _, err := f.ReadAt(raw, m.Off); err != nil && !errors.Is(err, io.EOF) {
-		return "", nil, nil, fmt.Errorf("%s: read line %d again: %w", x.Path, j+1, err)
+		return "", nil, nil, nil, fmt.Errorf("%s: read line %d again: %w", x.Path, j+1, err)
 	}
 	var fl fileLine
 	if err := json.Unmarshal(bytes.TrimSpace(raw), &fl); err != nil {
-		return "", nil, nil, fmt.Errorf("%s: the file changed since it was read: %v", x.Path, err)
+		return "", nil, nil, nil, fmt.Errorf("%s: the file changed since it was read: %v", x.Path, err)
 	}
 	var named []NamedText
 	if fl.Texts != nil {
 		named = fl.Texts.named
 	}
+	var images []string
+	for _, ref := range fl.images() {
+		u, err := ImageURL(ref, filepath.Dir(x.Path))
+		if err != nil {
+			return "", nil, nil, nil, fmt.Errorf("%s:%d: %v", x.Path, j+1, err)
+		}
+		images = append(images, u)
+	}
 	switch {
 	case len(fl.HashIDs) > 0:
-		return x.blocks.text(x.tok.Words(), fl.HashIDs, int(m.ISL)), fl.Extra, nil, nil
+		return x.blocks.text(x.tok.Words(), fl.HashIDs, int(m.ISL)), fl.Extra, nil, images, nil
 	case fl.text() != nil:
-		return *fl.text(), fl.Extra, named, nil
+		return *fl.text(), fl.Extra, named, images, nil
 	}
-	return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), fl.Extra, nil, nil
+	return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), fl.Extra, nil, images, nil
 }
 
 // IndexBurstGPT reads a BurstGPT trace (CSV with a header naming
@@ -521,14 +565,14 @@ func IndexPools(dir string, tok *tokenizer.Tokenizer, words uint64) ([]Pool, str
 	return pools, hex.EncodeToString(sum.Sum(nil)), nil
 }
 
-// Named is line j's named texts, its plain text named after the pool
-// when it has no names of its own.
-func (p Pool) Named(j int, f io.ReaderAt) (string, map[string]json.RawMessage, []NamedText, error) {
-	text, extra, named, err := p.LineNamed(j, f)
-	if err == nil && named == nil {
-		named = []NamedText{{Name: p.Name, Contents: []string{text}}}
+// ReadNamed is line j, its plain text named after the pool when it has
+// no names of its own.
+func (p Pool) ReadNamed(j int, f io.ReaderAt) (LineData, error) {
+	d, err := p.Read(j, f)
+	if err == nil && d.Named == nil && d.Text != "" {
+		d.Named = []NamedText{{Name: p.Name, Contents: []string{d.Text}}}
 	}
-	return text, extra, named, err
+	return d, err
 }
 
 // Queries reports whether the pool's lines give a rankings query: named

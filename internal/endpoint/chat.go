@@ -12,9 +12,21 @@ var _ Kind = Chat{}
 
 // Build makes a single-turn chat request: one user message.
 func (Chat) Build(in Input) ([]byte, error) {
-	msgs := []map[string]string{{"role": "user", "content": in.Prompt}}
+	var user any = in.Prompt
+	if len(in.Images) > 0 {
+		// OpenAI's content parts: the text, then each image.
+		parts := []map[string]any{}
+		if in.Prompt != "" {
+			parts = append(parts, map[string]any{"type": "text", "text": in.Prompt})
+		}
+		for _, u := range in.Images {
+			parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]string{"url": u}})
+		}
+		user = parts
+	}
+	msgs := []map[string]any{{"role": "user", "content": user}}
 	if in.System != "" {
-		msgs = append([]map[string]string{{"role": "system", "content": in.System}}, msgs...)
+		msgs = append([]map[string]any{{"role": "system", "content": in.System}}, msgs...)
 	}
 	return marshalBody(map[string]any{"model": in.Model, "messages": msgs}, in)
 }

@@ -26,6 +26,9 @@ type Input struct {
 	// ranks.
 	Query    string
 	Passages []string
+	// Images go with the prompt (chat: image_url content parts), each a
+	// URL (http, https or a data URL).
+	Images []string
 }
 
 // Usage is the OpenAI usage object.

@@ -508,6 +508,35 @@ func (g *gen) rankingsRequest(i int, keep bool) (n int, query string, passages [
 	return n, query, passages
 }
 
+// imagesOf is synthetic request i's images (--image-*): their sizes from
+// the request's own source (shared by repeats), their pixels from the
+// repeat's (each repeat its own images).
+func (g *gen) imagesOf(i int, keep bool) ([]string, error) {
+	p := g.b.p
+	r := rand.New(Source(g.lengthsRoot, StreamImages, uint64(i)))
+	px := rand.New(Source(g.wordsRoot, StreamImages, uint64(i)))
+	side := func(mean, sd float64) int {
+		return max(1, int(math.Round(mean+sd*r.NormFloat64())))
+	}
+	var out []string
+	for range p.ImageBatchSize {
+		w, h := side(p.ImageWidthMean, p.ImageWidthStddev), side(p.ImageHeightMean, p.ImageHeightStddev)
+		format := p.ImageFormat
+		if format == "random" {
+			format = [2]string{"png", "jpeg"}[r.IntN(2)]
+		}
+		if !keep {
+			continue
+		}
+		u, err := dataset.SyntheticImage(w, h, format, px)
+		if err != nil {
+			return nil, fmt.Errorf("synthetic image %d of request %d: %w", len(out)+1, i, err)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
 // drawOSL draws an output length from --osl and its stddev.
 func drawOSL(p *config.Profile, r *rand.Rand) int {
 	if p.OSLStddev <= 0 {
@@ -746,7 +775,8 @@ func (it *Iter) next(keep bool) bool {
 	var pr dataset.Prompt
 	var query string // a rankings request's query and passages
 	var passages []string
-	body := "" // a synthetic prompt's own text, after its prefix
+	var images []string // the request's images, as URLs
+	body := ""          // a synthetic prompt's own text, after its prefix
 	var fileDelay float64
 	switch {
 	case g.convs != nil:
@@ -771,6 +801,11 @@ func (it *Iter) next(keep bool) bool {
 	case it.prompts != nil:
 		pr = it.prompts.Next(keep)
 		body = pr.Text
+		if b.p.Images() {
+			if images, it.err = g.imagesOf(i, keep); it.err != nil {
+				return false
+			}
+		}
 		if len(g.prefixes) > 0 {
 			pre := g.prefixes[rand.New(rand.NewPCG(g.prefixPicks, uint64(i))).IntN(len(g.prefixes))]
 			pr.ISL += b.p.PrefixPromptLength
@@ -815,12 +850,13 @@ func (it *Iter) next(keep bool) bool {
 				}
 				it.pf[k] = f
 			}
-			text, extra, nt, err := pool.Named(j, it.pf[k])
+			d, err := pool.ReadNamed(j, it.pf[k])
 			if err != nil {
 				it.err = err
 				return false
 			}
-			texts, named = append(texts, text), append(named, nt...)
+			text, extra, nt := d.Text, d.Extra, d.Named
+			texts, named, images = append(texts, text), append(named, nt...), append(images, d.Images...)
 			if len(extra) > 0 {
 				if pr.Extra == nil {
 					pr.Extra = map[string]json.RawMessage{}
@@ -850,12 +886,13 @@ func (it *Iter) next(keep bool) bool {
 			if !it.open(g.index.Path) {
 				return false
 			}
-			text, extra, named, err := g.index.LineNamed(j, it.f)
+			d, err := g.index.Read(j, it.f)
 			if err != nil {
 				it.err = err
 				return false
 			}
-			pr.Text, pr.Extra = text, extra
+			text, extra, named := d.Text, d.Extra, d.Named
+			pr.Text, pr.Extra, images = text, extra, d.Images
 			if b.rankings {
 				var ok bool
 				if query, passages, ok = dataset.Query(named); !ok {
@@ -926,7 +963,7 @@ func (it *Iter) next(keep bool) bool {
 			system = pr.System
 		}
 		req, err := b.kind.Build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, System: system, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
-			Usage: b.p.UseServerTokenCount, Extra: extra, Query: query, Passages: passages})
+			Usage: b.p.UseServerTokenCount, Extra: extra, Query: query, Passages: passages, Images: images})
 		if err != nil {
 			it.err = fmt.Errorf("build request %d: %w", i, err)
 			return false

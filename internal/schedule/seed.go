@@ -22,6 +22,7 @@ const (
 	StreamFileOSL                  // --osl for a file's lines without an output length: request i's is its own source
 	StreamUserContexts             // --user-context-prompt-length: session s's context is its own source
 	StreamRankings                 // synthetic rankings requests: request i's lengths and words are its own source
+	StreamImages                   // synthetic images: request i's sizes and pixels are its own source
 )
 
 // The one recipe, from (root seed, stream, index) to a PCG source, kept in
@@ -45,6 +46,7 @@ var salts = map[uint64]uint64{
 	StreamFileOSL:       0x1d8e4e27c47d124f,
 	StreamUserContexts:  0x94d049bb133111eb ^ 0x5bd1e995,
 	StreamRankings:      0x2545f4914f6cdd1d ^ 0x9e3779b9,
+	StreamImages:        0x5851f42d4c957f2d ^ 0x85ebca6b,
 }
 
 const phi = 0x9e3779b97f4a7c15 // 2^64 / the golden ratio

@@ -1,0 +1,93 @@
+package dataset
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"math/rand/v2"
+	"mime"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// MaxImageSide is the largest synthetic image side, in pixels.
+const MaxImageSide = 8192
+
+// SyntheticImage is a w×h image, PNG or JPEG, as a data URL: a gradient
+// with 16-pixel tiles of seeded colour over it, so it compresses the way a
+// picture does rather than as noise or as a flat field.
+func SyntheticImage(w, h int, format string, r *rand.Rand) (string, error) {
+	w, h = min(max(w, 1), MaxImageSide), min(max(h, 1), MaxImageSide)
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	base := [3]uint8{uint8(r.IntN(256)), uint8(r.IntN(256)), uint8(r.IntN(256))}
+	for ty := 0; ty < h; ty += 16 {
+		for tx := 0; tx < w; tx += 16 {
+			tile := [3]int{r.IntN(64) - 32, r.IntN(64) - 32, r.IntN(64) - 32}
+			for y := ty; y < min(ty+16, h); y++ {
+				for x := tx; x < min(tx+16, w); x++ {
+					c := color.RGBA{A: 255}
+					px := []*uint8{&c.R, &c.G, &c.B}
+					for k, p := range px {
+						v := int(base[k]) + tile[k] + (x*96)/w + (y*96)/h - 96
+						*p = uint8(min(max(v, 0), 255))
+					}
+					img.SetRGBA(x, y, c)
+				}
+			}
+		}
+	}
+	var buf bytes.Buffer
+	var err error
+	mt := "image/png"
+	switch format {
+	case "jpeg", "jpg":
+		mt = "image/jpeg"
+		err = jpeg.Encode(&buf, img, &jpeg.Options{Quality: 85})
+	default:
+		err = png.Encode(&buf, img)
+	}
+	if err != nil {
+		return "", err
+	}
+	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+}
+
+// ImageURL is an input file's image as a request sends it: a URL
+// (http, https or data) as it is, or a file, read and sent as a data URL
+// of its type (by its extension). A relative path is the input file's
+// folder's.
+func ImageURL(ref, base string) (string, error) {
+	path, mt, err := imageFile(ref, base)
+	if path == "" || err != nil {
+		return ref, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("image %q: %w", ref, err)
+	}
+	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(b), nil
+}
+
+// imageFile is ref's file and type ("" for a URL), checked to be there.
+func imageFile(ref, base string) (path, mediaType string, err error) {
+	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") || strings.HasPrefix(ref, "data:") {
+		return "", "", nil
+	}
+	path = ref
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(base, path)
+	}
+	mt := mime.TypeByExtension(strings.ToLower(filepath.Ext(path)))
+	if !strings.HasPrefix(mt, "image/") {
+		return "", "", fmt.Errorf("image %q: not an image file by its extension (want .png, .jpg, .jpeg, .gif or .webp), nor an http(s) or data URL", ref)
+	}
+	if st, err := os.Stat(path); err != nil || st.IsDir() {
+		return "", "", fmt.Errorf("image %q: no such file (a relative path is the input file's folder's)", ref)
+	}
+	return path, mt, nil
+}
