@@ -341,3 +341,48 @@ func TestChatImages(t *testing.T) {
 		t.Errorf("a missing image: exit %d, %d sent\n%s", res.code, n, res.stderr)
 	}
 }
+
+// image_retrieval (NIM's /v1/infer) sends each request's images alone,
+// synthetic or an input file's, and counts an image an item; without
+// images it is refused.
+func TestImageRetrieval(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT = 3 * time.Millisecond
+	s := sim.New(cfg)
+	var mu sync.Mutex
+	var bodies []string
+	url := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, r.URL.Path+" "+string(b))
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		s.ServeHTTP(w, r)
+	}))
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "page-elements", "-u", url, "--endpoint-type", "image_retrieval", "--request-count", "4",
+		"--image-width-mean", "32", "--image-height-mean", "32", "--image-batch-size", "2", "--concurrency", "2", "--no-server-metrics", "--artifact-dir", dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	r, err := result.Read(dir)
+	if err != nil || r.Counts.OK != 4 {
+		t.Fatalf("%v, counts %+v", err, r.Counts)
+	}
+	for _, rec := range readRecords(t, dir) {
+		if rec.ISL != 0 || rec.OSL != 0 {
+			t.Errorf("request %d: ISL %d, OSL %d; an image request has neither", rec.Index, rec.ISL, rec.OSL)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, b := range bodies {
+		if !strings.HasPrefix(b, `/v1/infer {"input":[{"type":"image_url","url":"data:image/png;base64,`) || strings.Count(b, `"image_url"`) != 2 || strings.Contains(b, `"model"`) {
+			t.Errorf("not an image retrieval request of two images: %.120s", b)
+		}
+	}
+	res = runCLI(t, time.Minute, "profile", "-m", "pe", "-u", url, "--endpoint-type", "image_retrieval", "--request-count", "1")
+	if res.code != 2 || !strings.Contains(res.stderr, "--endpoint-type image_retrieval sends images") {
+		t.Errorf("no images: exit %d\n%s", res.code, res.stderr)
+	}
+}

@@ -100,6 +100,7 @@ const (
 	TypeNIMRank     = "nim_rankings"
 	TypeCohereRank  = "cohere_rankings"
 	TypeTEIRank     = "hf_tei_rankings"
+	TypeImageRetr   = "image_retrieval"
 )
 
 // A Type is one endpoint type: its name (AIPerf's), the names it is also
@@ -128,6 +129,7 @@ var Types = []Type{
 	{Name: TypeNIMRank, Path: "/v1/ranking", Kind: NIMRankings{}},
 	{Name: TypeCohereRank, Path: "/v2/rerank", Kind: CohereRankings{}},
 	{Name: TypeTEIRank, Path: "/rerank", Kind: TEIRankings{}},
+	{Name: TypeImageRetr, Path: "/v1/infer", Kind: ImageRetrieval{}},
 	{Name: TypeTGI, Path: "/generate", StreamPath: "/generate_stream", Kind: TGIGenerate{}},
 	{Name: TypeSGLang, Path: "/generate", Kind: SGLangGenerate{}},
 	{Name: TypeTriton, Path: "/v2/models/{model}/generate", StreamPath: "/v2/models/{model}/generate_stream", Kind: TritonGenerate{}},

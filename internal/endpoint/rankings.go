@@ -33,22 +33,25 @@ var (
 // Input.Passages) rather than one prompt.
 type Ranking interface{ Ranking() }
 
-type rankings struct{}
+// whole is a kind whose answers are never streamed, with OpenAI's auth.
+type whole struct{}
+
+func (whole) ParseChunk([]byte) (Chunk, error) {
+	return Chunk{}, fmt.Errorf("this endpoint type's responses are not streamed")
+}
+
+func (whole) Scan(data, buf []byte) ([]byte, int, *Chunk, error) {
+	return nil, 0, nil, fmt.Errorf("this endpoint type's responses are not streamed")
+}
+
+func (whole) Done([]byte) bool { return false }
+
+func (whole) Auth(apiKey string) [][2]string { return openAI{}.Auth(apiKey) }
+
+type rankings struct{ whole }
 
 func (rankings) Ranking()     {}
 func (rankings) Unit() string { return "queries" }
-
-func (rankings) ParseChunk([]byte) (Chunk, error) {
-	return Chunk{}, fmt.Errorf("a rankings response is not streamed")
-}
-
-func (rankings) Scan(data, buf []byte) ([]byte, int, *Chunk, error) {
-	return nil, 0, nil, fmt.Errorf("a rankings response is not streamed")
-}
-
-func (rankings) Done([]byte) bool { return false }
-
-func (rankings) Auth(apiKey string) [][2]string { return openAI{}.Auth(apiKey) }
 
 // query is the request's query: Query, or the prompt (after its system
 // text) when it has none.
@@ -170,4 +173,50 @@ func rankingsAnswer(items rankItems, errObj, detail json.RawMessage) Chunk {
 		c.Items = scored(items)
 	}
 	return c
+}
+
+// ImageRetrieval is NVIDIA NIM's image retrieval API (AIPerf's
+// image_retrieval: object detection, page elements and the like):
+// {"input": [{"type": "image_url", "url": ...}]} to /v1/infer, answered
+// {"data": [...]}, an item an image; never streamed, no tokens.
+type ImageRetrieval struct{ whole }
+
+var _ NonToken = ImageRetrieval{}
+
+// Unit is what a request counts.
+func (ImageRetrieval) Unit() string { return "images" }
+
+// Build makes an image retrieval request of the input's images.
+func (ImageRetrieval) Build(in Input) ([]byte, error) {
+	if len(in.Images) == 0 {
+		return nil, fmt.Errorf("an image_retrieval request needs an image (--image-width-mean and --image-height-mean, or an input file's \"image\")")
+	}
+	items := make([]map[string]string, len(in.Images))
+	for i, u := range in.Images {
+		items[i] = map[string]string{"type": "image_url", "url": u}
+	}
+	in.MaxTokens, in.Stream, in.Usage = 0, false, false
+	return marshalBody(map[string]any{"input": items}, in)
+}
+
+// ParseResponse reads an image retrieval answer.
+func (ImageRetrieval) ParseResponse(body []byte) (Response, error) {
+	var o struct {
+		Data   []json.RawMessage `json:"data"`
+		Error  json.RawMessage   `json:"error"`
+		Detail json.RawMessage   `json:"detail"`
+	}
+	if err := json.Unmarshal(body, &o); err != nil {
+		return Chunk{}, fmt.Errorf("malformed JSON: %w", err)
+	}
+	var c Chunk
+	switch {
+	case hasError(o.Error):
+		c.ServerErr = string(o.Error)
+	case o.Data == nil && hasError(o.Detail):
+		c.ServerErr = string(o.Detail)
+	default:
+		c.Items = len(o.Data)
+	}
+	return c, nil
 }

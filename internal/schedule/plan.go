@@ -162,11 +162,12 @@ func Cancelled(seed uint64, i int, pct float64) bool {
 
 // builder carries what every phase's entries need.
 type builder struct {
-	p        *config.Profile
-	kind     endpoint.Kind
-	extra    map[string]json.RawMessage
-	tok      *tokenizer.Tokenizer
-	rankings bool // a rankings endpoint: each request a query and passages
+	p          *config.Profile
+	kind       endpoint.Kind
+	extra      map[string]json.RawMessage
+	tok        *tokenizer.Tokenizer
+	rankings   bool // a rankings endpoint: each request a query and passages
+	imagesOnly bool // an image_retrieval endpoint: each request its images, no text
 }
 
 // Build makes the plan for p with seed. It decides every phase's shape and
@@ -187,7 +188,8 @@ func Build(p *config.Profile, seed uint64) (*Plan, error) {
 		return nil, err
 	}
 	_, ranking := kind.(endpoint.Ranking)
-	b := &builder{p: p, kind: kind, extra: extra, tok: tok, rankings: ranking}
+	_, imagesOnly := kind.(endpoint.ImageRetrieval)
+	b := &builder{p: p, kind: kind, extra: extra, tok: tok, rankings: ranking, imagesOnly: imagesOnly}
 	plan := &Plan{Seed: seed, Tokenizer: tok}
 	if p.WarmupRequestCount > 0 || p.WarmupDuration > 0 {
 		// Warmup draws from its own seed, so adding a warmup never changes
@@ -292,6 +294,13 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 			}
 		} else if g.index, err = dataset.IndexFile(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads), blocks); err != nil {
 			return nil, "", err
+		}
+		if b.imagesOnly && g.index != nil {
+			for j, m := range g.index.Lines {
+				if !m.Images {
+					return nil, "", fmt.Errorf("%s line %d: --endpoint-type image_retrieval sends each line's images: it has no \"image\" or \"images\"", p.InputFile, j+1)
+				}
+			}
 		}
 		if b.rankings && g.index != nil {
 			// Every line must have a query, before any load is sent.
@@ -806,6 +815,7 @@ func (it *Iter) next(keep bool) bool {
 				return false
 			}
 		}
+
 		if len(g.prefixes) > 0 {
 			pre := g.prefixes[rand.New(rand.NewPCG(g.prefixPicks, uint64(i))).IntN(len(g.prefixes))]
 			pr.ISL += b.p.PrefixPromptLength
@@ -902,7 +912,10 @@ func (it *Iter) next(keep bool) bool {
 			}
 		}
 	}
-	if pr.MaxTokens == 0 && (g.index != nil || g.convs != nil || g.pools != nil) && b.p.OSLMean > 0 {
+	if b.imagesOnly {
+		pr.Text, pr.ISL, pr.MaxTokens, body = "", 0, 0, "" // (an image_retrieval request: its images alone)
+	}
+	if pr.MaxTokens == 0 && (g.index != nil || g.convs != nil || g.pools != nil) && b.p.OSLMean > 0 && !b.imagesOnly {
 		// A file's line without an output length takes --osl's (AIPerf's
 		// precedence), drawn for request i from its own source.
 		pr.MaxTokens = drawOSL(b.p, rand.New(rand.NewPCG(g.oslRoot, uint64(i))))

@@ -107,3 +107,41 @@ func (s *Server) rankings(w http.ResponseWriter, r *http.Request, shape rankShap
 		io.WriteString(w, `[`+b.String()+`]`)
 	}
 }
+
+// imageRetrieval answers NIM's /v1/infer after TTFT: an item an image, a
+// bounding box found in each.
+func (s *Server) imageRetrieval(w http.ResponseWriter, r *http.Request) {
+	arrival := s.arrival(r)
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Input []struct {
+			Type string `json:"type"`
+			URL  string `json:"url"`
+		} `json:"input"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || len(req.Input) == 0 {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", `want {"input": [{"type": "image_url", "url": ...}]}`)
+		return
+	}
+	for _, in := range req.Input {
+		if in.Type != "image_url" || in.URL == "" {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", `an input item is {"type": "image_url", "url": ...}`)
+			return
+		}
+	}
+	if !s.holdNonToken(w, r, arrival, hashBody(body), 0) {
+		return
+	}
+	var b strings.Builder
+	for i := range req.Input {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"index":` + strconv.Itoa(i) + `,"bounding_boxes":{"table":[{"x_min":0.1,"y_min":0.1,"x_max":0.5,"y_max":0.4,"confidence":0.9}]}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"data":[`+b.String()+`],"usage":{"images_size_mb":0.01}}`)
+}
