@@ -79,16 +79,13 @@ func TestRankingsEndpoints(t *testing.T) {
 	cfg := sim.DefaultConfig
 	cfg.TTFT = 5 * time.Millisecond
 	s := sim.New(cfg)
-	var mu sync.Mutex
+	url, sink := captureBodies(t, s)
 	bodies := map[string][]string{}
-	url := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		bodies[r.URL.Path] = append(bodies[r.URL.Path], string(b))
-		mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		s.ServeHTTP(w, r)
-	}))
+	collect := func() {
+		for _, r := range sink.take() {
+			bodies[r.path] = append(bodies[r.path], r.body)
+		}
+	}
 	shape := map[string]struct{ path, query, passages string }{
 		"nim_rankings":    {"/v1/ranking", `"query":{"text":`, `"passages":[{"text":`},
 		"cohere_rankings": {"/v2/rerank", `"query":"`, `"documents":["`},
@@ -135,9 +132,8 @@ func TestRankingsEndpoints(t *testing.T) {
 				t.Errorf("%s: a token metric", typ)
 			}
 		}
-		mu.Lock()
+		collect()
 		got := bodies[sh.path]
-		mu.Unlock()
 		if len(got) != 10 {
 			t.Fatalf("%s: %d requests at %s, want 10", typ, len(got), sh.path)
 		}
@@ -155,13 +151,11 @@ func TestRankingsEndpoints(t *testing.T) {
 	}
 	bad := filepath.Join(t.TempDir(), "plain.jsonl")
 	os.WriteFile(bad, []byte(`{"text": "no query here"}`+"\n"), 0o644)
-	mu.Lock()
+	collect()
 	before := len(bodies["/v1/ranking"])
-	mu.Unlock()
 	res := runCLI(t, time.Minute, "profile", "-m", "rr", "-u", url, "--endpoint-type", "nim_rankings", "--input-file", bad, "--request-count", "1")
-	mu.Lock()
+	collect()
 	after := len(bodies["/v1/ranking"])
-	mu.Unlock()
 	if res.code != 2 || !strings.Contains(res.stderr, "plain.jsonl: --endpoint-type nim_rankings needs each line's query and passages") || after != before {
 		t.Errorf("a line without a query: exit %d, %d requests sent\n%s", res.code, after-before, res.stderr)
 	}
@@ -180,16 +174,7 @@ func TestRandomPoolFolder(t *testing.T) {
 	cfg := sim.DefaultConfig
 	cfg.TTFT, cfg.ITL = 2*time.Millisecond, time.Millisecond
 	s := sim.New(cfg)
-	var mu sync.Mutex
-	var bodies []string
-	url := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		bodies = append(bodies, string(b))
-		mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		s.ServeHTTP(w, r)
-	}))
+	url, sink := captureBodies(t, s)
 	dir := filepath.Join(t.TempDir(), "rankings_jsonl")
 	os.Mkdir(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "queries.jsonl"), []byte(`{"text": "what is q1?"}`+"\n"+`{"text": "what is q2?"}`+"\n"), 0o644)
@@ -209,10 +194,7 @@ func TestRandomPoolFolder(t *testing.T) {
 		return r, readRecords(t, out)
 	}
 	_, recs := run("nim_rankings")
-	mu.Lock()
-	got := slices.Clone(bodies)
-	bodies = nil
-	mu.Unlock()
+	got := sink.bodies()
 	seen := map[string]bool{}
 	for _, b := range got {
 		var req struct {
@@ -233,8 +215,7 @@ func TestRandomPoolFolder(t *testing.T) {
 		}
 	}
 	run("chat")
-	mu.Lock()
-	defer mu.Unlock()
+	bodies := sink.bodies()
 	if len(bodies) != 12 || !strings.Contains(bodies[0], `what is q`) || !strings.Contains(bodies[0], `passage `) {
 		t.Errorf("chat over the folder: %d bodies, first %s", len(bodies), bodies[0])
 	}
@@ -248,16 +229,7 @@ func TestChatImages(t *testing.T) {
 	cfg := sim.DefaultConfig
 	cfg.TTFT, cfg.ITL = 2*time.Millisecond, time.Millisecond
 	s := sim.New(cfg)
-	var mu sync.Mutex
-	var bodies []string
-	url := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		bodies = append(bodies, string(b))
-		mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		s.ServeHTTP(w, r)
-	}))
+	url, sink := captureBodies(t, s)
 	type part struct {
 		Type     string `json:"type"`
 		Text     string `json:"text"`
@@ -285,10 +257,7 @@ func TestChatImages(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
-	mu.Lock()
-	got := slices.Clone(bodies)
-	bodies = nil
-	mu.Unlock()
+	got := sink.bodies()
 	if len(got) != 3 {
 		t.Fatalf("%d requests", len(got))
 	}
@@ -320,10 +289,7 @@ func TestChatImages(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
-	mu.Lock()
-	got = slices.Clone(bodies)
-	bodies = nil
-	mu.Unlock()
+	got = sink.bodies()
 	slices.Sort(got) // ("and this?" first)
 	want := "data:image/png;base64," + base64.StdEncoding.EncodeToString(pic)
 	if ps := parts(got[0]); len(ps) != 3 || ps[1].ImageURL.URL != "https://example.invalid/dog.jpg" || ps[2].ImageURL.URL != want {
@@ -334,9 +300,7 @@ func TestChatImages(t *testing.T) {
 	}
 	os.WriteFile(file, []byte(`{"text": "x", "image": "missing.png"}`+"\n"), 0o644)
 	res = runCLI(t, time.Minute, "profile", "-m", "vlm", "-u", url, "--request-count", "1", "--input-file", file, "--custom-dataset-type", "single_turn")
-	mu.Lock()
-	n := len(bodies)
-	mu.Unlock()
+	n := len(sink.bodies())
 	if res.code != 2 || !strings.Contains(res.stderr, `vqa.jsonl:1: image "missing.png": no such file`) || n != 0 {
 		t.Errorf("a missing image: exit %d, %d sent\n%s", res.code, n, res.stderr)
 	}
@@ -349,16 +313,7 @@ func TestImageRetrieval(t *testing.T) {
 	cfg := sim.DefaultConfig
 	cfg.TTFT = 3 * time.Millisecond
 	s := sim.New(cfg)
-	var mu sync.Mutex
-	var bodies []string
-	url := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		bodies = append(bodies, r.URL.Path+" "+string(b))
-		mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		s.ServeHTTP(w, r)
-	}))
+	url, sink := captureBodies(t, s)
 	dir := filepath.Join(t.TempDir(), "run")
 	res := runCLI(t, time.Minute, "profile", "-m", "page-elements", "-u", url, "--endpoint-type", "image_retrieval", "--request-count", "4",
 		"--image-width-mean", "32", "--image-height-mean", "32", "--image-batch-size", "2", "--concurrency", "2", "--no-server-metrics", "--artifact-dir", dir)
@@ -374,9 +329,8 @@ func TestImageRetrieval(t *testing.T) {
 			t.Errorf("request %d: ISL %d, OSL %d; an image request has neither", rec.Index, rec.ISL, rec.OSL)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, b := range bodies {
+	for _, got := range sink.take() {
+		b := got.path + " " + got.body
 		if !strings.HasPrefix(b, `/v1/infer {"input":[{"type":"image_url","url":"data:image/png;base64,`) || strings.Count(b, `"image_url"`) != 2 || strings.Contains(b, `"model"`) {
 			t.Errorf("not an image retrieval request of two images: %.120s", b)
 		}
@@ -385,4 +339,47 @@ func TestImageRetrieval(t *testing.T) {
 	if res.code != 2 || !strings.Contains(res.stderr, "--endpoint-type image_retrieval sends images") {
 		t.Errorf("no images: exit %d\n%s", res.code, res.stderr)
 	}
+}
+
+// A bodySink keeps every request's path and body, in order of arrival.
+// (Whole answers only: a streamed one keeps its connection in serve's own
+// reader, past the wrapper.)
+type bodySink struct {
+	mu  sync.Mutex
+	got []sentBody
+}
+
+type sentBody struct{ path, body string }
+
+// captureBodies serves h on loopback, keeping each request's body.
+func captureBodies(t *testing.T, h http.Handler) (string, *bodySink) {
+	t.Helper()
+	sink := &bodySink{}
+	url := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		sink.mu.Lock()
+		sink.got = append(sink.got, sentBody{r.URL.Path, string(b)})
+		sink.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		h.ServeHTTP(w, r)
+	}))
+	return url, sink
+}
+
+// take returns what came since the last take.
+func (s *bodySink) take() []sentBody {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	got := s.got
+	s.got = nil
+	return got
+}
+
+// bodies is take's bodies alone.
+func (s *bodySink) bodies() []string {
+	var out []string
+	for _, g := range s.take() {
+		out = append(out, g.body)
+	}
+	return out
 }
