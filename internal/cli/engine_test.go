@@ -1094,3 +1094,37 @@ func TestSessionsOnARate(t *testing.T) {
 		}
 	}
 }
+
+// --user-context-prompt-length with a multi_turn file: each conversation
+// gets its own context before its first turn (so in its history), its
+// ISL that many tokens more, the server counting what the client planned.
+func TestMultiTurnFileUserContext(t *testing.T) {
+	_, url := startSim(t, 2*time.Millisecond, time.Millisecond)
+	runOf := func(extra ...string) []record.Record {
+		dir := filepath.Join(t.TempDir(), "run")
+		args := append([]string{"profile", "-m", "sim", "-u", url, "--streaming", "--osl", "6", "--input-file", "testdata/conversations.jsonl",
+			"--custom-dataset-type", "multi_turn", "--concurrency", "2", "--random-seed", "3", "--use-server-token-count", "--artifact-dir", dir}, extra...)
+		res := runCLI(t, time.Minute, args...)
+		if res.code != 0 {
+			t.Fatalf("exit %d\n%s", res.code, res.stderr)
+		}
+		recs := readRecords(t, dir)
+		slices.SortFunc(recs, func(a, b record.Record) int { return a.Index - b.Index })
+		return recs
+	}
+	plain, ctx := runOf(), runOf("--user-context-prompt-length", "40")
+	if len(plain) != 6 || len(ctx) != 6 {
+		t.Fatalf("%d and %d turns, want 6", len(plain), len(ctx))
+	}
+	for i := range ctx {
+		if ctx[i].ServerISL != ctx[i].ISL {
+			t.Errorf("turn %d: ISL %d, server %d", i, ctx[i].ISL, ctx[i].ServerISL)
+		}
+		if ctx[i].Turn == 0 && ctx[i].ISL != plain[i].ISL+40 {
+			t.Errorf("first turn %d: ISL %d, want the conversation's %d + 40", i, ctx[i].ISL, plain[i].ISL)
+		}
+		if ctx[i].Turn > 0 && ctx[i].ISL <= plain[i].ISL {
+			t.Errorf("turn %d: ISL %d, want the history's context in it (without: %d)", i, ctx[i].ISL, plain[i].ISL)
+		}
+	}
+}

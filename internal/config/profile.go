@@ -675,8 +675,8 @@ func (p *Profile) validateLoad() []error {
 		} else if p.UserCentricRate > 0 && p.ConcurrencySet {
 			bad("--user-centric-rate with --concurrency: the users are the concurrency (give --num-users)")
 		}
-		if p.UserContextPromptLength > 0 && (p.CustomDatasetType == MultiTurnFile || weka) {
-			bad("--user-context-prompt-length makes each synthetic session's context: not with --custom-dataset-type %s yet", p.CustomDatasetType)
+		if p.UserContextPromptLength > 0 && weka {
+			bad("--user-context-prompt-length with weka_trace: a trace's calls carry their own context in their hash ids (each call is sent whole)")
 		}
 		if p.ConversationNum < 0 || p.ConversationNum > 10_000_000 {
 			bad("--conversation-num %d: want 1 to 10,000,000", p.ConversationNum)

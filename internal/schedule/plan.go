@@ -517,6 +517,12 @@ func (g *gen) rankingsRequest(i int, keep bool) (n int, query string, passages [
 	return n, query, passages
 }
 
+// userContext is session s's own context of n tokens
+// (--user-context-prompt-length), from its own source.
+func (g *gen) userContext(n, s int) string {
+	return g.b.tok.Words().Text(n, rand.New(rand.NewPCG(Root(g.wordsRoot, StreamUserContexts), uint64(s))))
+}
+
 // imagesOf is synthetic request i's images (--image-*): their sizes from
 // the request's own source (shared by repeats), their pixels from the
 // repeat's (each repeat its own images).
@@ -805,6 +811,14 @@ func (it *Iter) next(keep bool) bool {
 			}
 			pr.Text, pr.System, pr.Extra = text, system, extra
 		}
+		if n := b.p.UserContextPromptLength; n > 0 && k == 0 {
+			// The conversation's own context before its first turn (and so
+			// in its history), as for a synthetic session.
+			pr.ISL += n
+			if keep {
+				pr.Text = g.userContext(n, j) + " " + pr.Text
+			}
+		}
 	case b.rankings && g.synthetic:
 		pr.ISL, query, passages = g.rankingsRequest(i, keep)
 	case it.prompts != nil:
@@ -832,8 +846,7 @@ func (it *Iter) next(keep bool) bool {
 			// its history): words from the session's own source.
 			pr.ISL += n
 			if keep {
-				ctx := b.tok.Words().Text(n, rand.New(rand.NewPCG(Root(g.wordsRoot, StreamUserContexts), uint64(it.sess))))
-				pr.Text = ctx + " " + pr.Text
+				pr.Text = g.userContext(n, it.sess) + " " + pr.Text
 			}
 		}
 	case g.pools != nil:
