@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"image/jpeg"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/result"
@@ -382,4 +385,108 @@ func (s *bodySink) bodies() []string {
 		out = append(out, g.body)
 	}
 	return out
+}
+
+// Audio in chat requests: synthetic WAV clips of the --audio-* length,
+// rate and depth, and an input file's "audio"/"audios" (a .wav file read
+// and encoded, AIPerf's "wav,<base64>" as it is), as input_audio parts.
+func TestChatAudio(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT, cfg.ITL = 2*time.Millisecond, time.Millisecond
+	url, sink := captureBodies(t, sim.New(cfg))
+	type clip struct{ Data, Format string }
+	clips := func(body string) []clip {
+		var req struct {
+			Messages []struct {
+				Content []struct {
+					Type       string `json:"type"`
+					InputAudio clip   `json:"input_audio"`
+				} `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal([]byte(body), &req); err != nil || len(req.Messages) != 1 {
+			t.Fatalf("not a chat with content parts: %.200s", body)
+		}
+		var out []clip
+		for _, p := range req.Messages[0].Content {
+			if p.Type == "input_audio" {
+				out = append(out, p.InputAudio)
+			}
+		}
+		return out
+	}
+	res := runCLI(t, time.Minute, "profile", "-m", "asr", "-u", url, "--request-count", "2", "--isl", "8", "--osl", "2",
+		"--audio-length-mean", "0.5", "--audio-sample-rates", "8", "--audio-depths", "16", "--random-seed", "1", "--no-server-metrics", "--artifact-dir", filepath.Join(t.TempDir(), "run"))
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	got := sink.bodies()
+	if len(got) != 2 {
+		t.Fatalf("%d requests", len(got))
+	}
+	for _, b := range got {
+		cs := clips(b)
+		if len(cs) != 1 || cs[0].Format != "wav" {
+			t.Fatalf("clips %+v", cs)
+		}
+		wav, err := base64.StdEncoding.DecodeString(cs[0].Data)
+		if err != nil || len(wav) != 44+4000*2 || string(wav[:4]) != "RIFF" || string(wav[8:12]) != "WAVE" ||
+			binary.LittleEndian.Uint32(wav[24:28]) != 8000 || binary.LittleEndian.Uint16(wav[34:36]) != 16 {
+			t.Errorf("not 0.5 s of 16-bit 8 kHz WAV: %d bytes, %v", len(wav), err)
+		}
+	}
+	dir := t.TempDir()
+	wav := []byte("RIFF....WAVEfmt not a real clip")
+	os.WriteFile(filepath.Join(dir, "q.wav"), wav, 0o644)
+	file := filepath.Join(dir, "asr.jsonl")
+	os.WriteFile(file, []byte(`{"text": "transcribe", "audio": "q.wav"}`+"\n"+`{"audios": ["wav,UklGRg=="]}`+"\n"), 0o644)
+	res = runCLI(t, time.Minute, "profile", "-m", "asr", "-u", url, "--request-count", "2", "--osl", "2", "--input-file", file,
+		"--custom-dataset-type", "single_turn", "--no-server-metrics", "--artifact-dir", filepath.Join(t.TempDir(), "run"))
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	got = sink.bodies()
+	slices.Sort(got)
+	all := strings.Join(got, "\n")
+	if !strings.Contains(all, `"data":"`+base64.StdEncoding.EncodeToString(wav)+`","format":"wav"`) || !strings.Contains(all, `"data":"UklGRg==","format":"wav"`) {
+		t.Errorf("the file's audio was not sent: %.400s", all)
+	}
+}
+
+// audio_transcription uploads each request's clip as a multipart form's
+// "file" with the model, and counts a clip a transcript; without audio it
+// is refused.
+func TestAudioTranscription(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT = 3 * time.Millisecond
+	url, sink := captureBodies(t, sim.New(cfg))
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "whisper", "-u", url, "--endpoint-type", "audio_transcription", "--request-count", "3",
+		"--audio-length-mean", "1", "--audio-sample-rates", "16", "--extra-inputs", "language:en", "--no-server-metrics", "--artifact-dir", dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	r, err := result.Read(dir)
+	if err != nil || r.Counts.OK != 3 {
+		t.Fatalf("%v, counts %+v", err, r.Counts)
+	}
+	for _, got := range sink.take() {
+		req := httptest.NewRequest("POST", got.path, strings.NewReader(got.body))
+		req.Header.Set("Content-Type", endpoint.AudioTranscription{}.ContentType())
+		if got.path != "/v1/audio/transcriptions" || req.ParseMultipartForm(1<<20) != nil {
+			t.Fatalf("not a multipart upload to the transcriptions path: %s %.100s", got.path, got.body)
+		}
+		f, hdr, err := req.FormFile("file")
+		if err != nil || req.FormValue("model") != "whisper" || req.FormValue("language") != "en" || hdr.Filename != "audio.wav" {
+			t.Fatalf("form %v, file %v", req.MultipartForm.Value, err)
+		}
+		data, _ := io.ReadAll(f)
+		if len(data) != 44+16000*2 {
+			t.Errorf("the clip is %d bytes, want 1 s of 16 kHz 16-bit WAV", len(data))
+		}
+	}
+	res = runCLI(t, time.Minute, "profile", "-m", "w", "-u", url, "--endpoint-type", "audio_transcriptions", "--request-count", "1")
+	if res.code != 2 || !strings.Contains(res.stderr, "--endpoint-type audio_transcription uploads audio") {
+		t.Errorf("no audio: exit %d\n%s", res.code, res.stderr)
+	}
 }

@@ -209,6 +209,15 @@ func WithSession(ctx context.Context, id string) context.Context {
 // sent (--request-cancellation-delay).
 func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAfter time.Duration, maxTokens int, rec *record.Record) {
 	rec.Streaming = c.Streaming
+	if f, ok := c.Kind.(endpoint.FormBody); ok {
+		// (Made before the request's clock starts.)
+		wire, err := f.Wire(body)
+		if err != nil {
+			rec.ErrKind, rec.ErrMsg = record.ErrBuild, err.Error()
+			return
+		}
+		body = wire
+	}
 	var cancelReq context.CancelFunc
 	ctx, cancelReq = context.WithCancel(ctx)
 	defer cancelReq()
@@ -577,6 +586,9 @@ const userAgent = "aiperf-action"
 // setHeaders sets a request's headers (but Host, User-Agent and the length).
 func (c *Client) setHeaders(h http.Header, requestID string) {
 	h.Set("Content-Type", "application/json")
+	if f, ok := c.Kind.(endpoint.FormBody); ok {
+		h.Set("Content-Type", f.ContentType())
+	}
 	if c.Streaming {
 		h.Set("Accept", "text/event-stream")
 	}

@@ -91,6 +91,14 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&p.ImageFormat, "image-format", p.ImageFormat, "synthetic images: png, jpeg or random (each image one of the two)")
 	fs.IntVar(&p.ImageBatchSize, "image-batch-size", p.ImageBatchSize, "synthetic images: images a request")
 	fs.IntVar(&p.ImageBatchSize, "batch-size-image", p.ImageBatchSize, "synthetic images: images a request (--image-batch-size)")
+	fs.Float64Var(&p.AudioLengthMean, "audio-length-mean", p.AudioLengthMean, "synthetic audio: clip length in seconds, mean (audio in every chat request)")
+	fs.Float64Var(&p.AudioLengthStddev, "audio-length-stddev", p.AudioLengthStddev, "synthetic audio: clip length, stddev")
+	fs.StringVar(&p.AudioFormat, "audio-format", p.AudioFormat, "synthetic audio: wav")
+	fs.Float64SliceVar(&p.AudioSampleRates, "audio-sample-rates", p.AudioSampleRates, "synthetic audio: sample rates in kHz, one drawn a clip")
+	fs.IntSliceVar(&p.AudioDepths, "audio-depths", p.AudioDepths, "synthetic audio: bit depths (8, 16), one drawn a clip")
+	fs.IntVar(&p.AudioChannels, "audio-num-channels", p.AudioChannels, "synthetic audio: channels (1 or 2)")
+	fs.IntVar(&p.AudioBatchSize, "audio-batch-size", p.AudioBatchSize, "synthetic audio: clips a request")
+	fs.IntVar(&p.AudioBatchSize, "batch-size-audio", p.AudioBatchSize, "synthetic audio: clips a request (--audio-batch-size)")
 	fs.IntVar(&p.RankingsPassagesMean, "rankings-passages-mean", p.RankingsPassagesMean, "rankings endpoints, synthetic: passages a query, mean")
 	fs.IntVar(&p.RankingsPassagesStddev, "rankings-passages-stddev", p.RankingsPassagesStddev, "rankings endpoints, synthetic: passages a query, stddev")
 	fs.IntVar(&p.RankingsPassageTokensMean, "rankings-passages-prompt-token-mean", p.RankingsPassageTokensMean, "rankings endpoints, synthetic: tokens a passage, mean")
@@ -164,6 +172,7 @@ var flagGroups = map[string][]string{
 	"Endpoint": {"model", "url", "url-strategy", "endpoint", "custom-endpoint", "endpoint-type", "request-template", "response-field", "streaming", "header", "api-key", "request-timeout-seconds"},
 	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev", "sequence-distribution", "seq-dist",
 		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length", "user-context-prompt-length",
+		"audio-length-mean", "audio-length-stddev", "audio-format", "audio-sample-rates", "audio-depths", "audio-num-channels", "audio-batch-size", "batch-size-audio",
 		"image-width-mean", "image-width-stddev", "image-height-mean", "image-height-stddev", "image-format", "image-batch-size", "batch-size-image",
 		"rankings-passages-mean", "rankings-passages-stddev", "rankings-passages-prompt-token-mean", "rankings-passages-prompt-token-stddev",
 		"rankings-query-prompt-token-mean", "rankings-query-prompt-token-stddev",
@@ -228,8 +237,7 @@ func (u *urlList) Type() string { return "string" }
 var aiperfOnly = []string{
 	"synthesis-prefix-len-multiplier",
 	"synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier", "synthesis-output-len-multiplier",
-	"batch-size-text", "batch-size-audio",
-	"audio-length-mean", "prompt-batch-size", "export-level", "profile-export-prefix",
+	"batch-size-text", "prompt-batch-size", "export-level", "profile-export-prefix",
 	"gpu-telemetry", "server-metrics-formats", "ui-type", "num-profile-runs", "confidence-level", "record-processors",
 	"workers-max", "request-count-per-session", "benchmark-max-duration",
 }

@@ -104,6 +104,15 @@ type Profile struct {
 	ImageHeightMean, ImageHeightStddev float64
 	ImageFormat                        string // png, jpeg or random
 	ImageBatchSize                     int
+	// Synthetic audio (AIPerf's --audio-* flags): AudioBatchSize clips a
+	// request of a normal length in seconds, WAV, a sample rate and depth
+	// drawn from the lists; none while the length mean is 0.
+	AudioLengthMean, AudioLengthStddev float64
+	AudioFormat                        string
+	AudioSampleRates                   []float64 // kHz
+	AudioDepths                        []int     // bits
+	AudioChannels                      int
+	AudioBatchSize                     int
 
 	Tokenizer                string // --tokenizer: "" (builtin o200k_base), a tokenizer.json, or ORG/NAME in the local HF cache
 	TokenizerRevision        string // --tokenizer-revision: the cached snapshot of an ORG/NAME
@@ -158,10 +167,24 @@ var DefaultProfile = Profile{
 
 	ImageFormat:               "png",
 	ImageBatchSize:            1,
+	AudioFormat:               "wav",
+	AudioSampleRates:          []float64{16},
+	AudioDepths:               []int{16},
+	AudioChannels:             1,
+	AudioBatchSize:            1,
 	RankingsPassagesMean:      1,
 	RankingsPassageTokensMean: 550,
 	RankingsQueryTokensMean:   550,
 }
+
+// transcription reports the audio_transcription endpoint type.
+func (p *Profile) transcription() bool {
+	t, err := endpoint.Lookup(p.EndpointType)
+	return err == nil && t.Name == endpoint.TypeAudioTrans
+}
+
+// Audio reports synthetic audio in the requests.
+func (p *Profile) Audio() bool { return p.AudioLengthMean > 0 }
 
 // Images reports synthetic images in the requests.
 func (p *Profile) Images() bool { return p.ImageWidthMean > 0 && p.ImageHeightMean > 0 }
@@ -708,6 +731,30 @@ func (p *Profile) validateLoad() []error {
 		bad("--endpoint-type image_retrieval sends images: give --image-width-mean and --image-height-mean, or an --input-file whose lines have \"image\"")
 	case p.Images() && p.MultiTurn():
 		bad("synthetic images with multi-turn sessions are not supported yet")
+	}
+	switch {
+	case p.AudioLengthMean < 0 || p.AudioLengthStddev < 0 || math.IsNaN(p.AudioLengthMean+p.AudioLengthStddev) || p.AudioLengthMean > dataset.MaxAudioSeconds:
+		bad("--audio-length-mean and --audio-length-stddev: seconds, 0 to %d", dataset.MaxAudioSeconds)
+	case p.AudioFormat == "mp3":
+		bad("--audio-format mp3: there is no MP3 encoder here; give --audio-format wav (an --input-file's .mp3 files are sent as they are)")
+	case p.AudioFormat != "wav":
+		bad("--audio-format %q: want wav", p.AudioFormat)
+	case len(p.AudioSampleRates) == 0 || slices.ContainsFunc(p.AudioSampleRates, func(k float64) bool { return !(k >= 1 && k <= 192) }):
+		bad("--audio-sample-rates: kHz, each 1 to 192")
+	case len(p.AudioDepths) == 0 || slices.ContainsFunc(p.AudioDepths, func(d int) bool { return d != 8 && d != 16 }):
+		bad("--audio-depths: bits, each 8 or 16")
+	case p.AudioChannels != 1 && p.AudioChannels != 2:
+		bad("--audio-num-channels %d: want 1 or 2", p.AudioChannels)
+	case p.AudioBatchSize < 1 || p.AudioBatchSize > 16:
+		bad("--audio-batch-size %d: want 1 to 16 clips a request", p.AudioBatchSize)
+	case p.Audio() && p.InputFile != "":
+		bad("the --audio-* flags make synthetic audio: an --input-file gives its own (\"audio\", \"audios\")")
+	case p.Audio() && p.EndpointType != EndpointChat && !p.transcription():
+		bad("synthetic audio goes in a chat's content parts or a transcription's upload: it needs --endpoint-type chat or audio_transcription")
+	case p.transcription() && !p.Audio() && p.InputFile == "":
+		bad("--endpoint-type audio_transcription uploads audio: give --audio-length-mean, or an --input-file whose lines have \"audio\"")
+	case p.Audio() && p.MultiTurn():
+		bad("synthetic audio with multi-turn sessions is not supported yet")
 	}
 	rankingsSet := p.RankingsPassagesMean != DefaultProfile.RankingsPassagesMean || p.RankingsPassagesStddev != 0 ||
 		p.RankingsPassageTokensMean != DefaultProfile.RankingsPassageTokensMean || p.RankingsPassageTokensStddev != 0 ||

@@ -139,11 +139,11 @@ func TestAIPerfSingleTurnFields(t *testing.T) {
 	os.WriteFile(p, []byte(`{"text": "a", "delay": 100}
 {"text": "b", "images": ["x.png"]}
 {"session_id": "s", "turns": [{"text": "c"}]}
-{"text": "d", "audio": "a.wav"}
+{"text": "d", "audio": "a.wav", "video": "v.mp4"}
 {"texts": "not a list"}
 `), 0o644)
 	_, err = IndexFile(p, nil, 1, Blocks{})
-	for _, w := range []string{`prompts.jsonl:1: "delay"`, `prompts.jsonl:2: image "x.png": no such file`, `prompts.jsonl:3: "turns"`, "prompts.jsonl:5:", `prompts.jsonl:4: "audio(s)"`} {
+	for _, w := range []string{`prompts.jsonl:1: "delay"`, `prompts.jsonl:2: image "x.png": no such file`, `prompts.jsonl:3: "turns"`, "prompts.jsonl:5:", `prompts.jsonl:4: "video(s)"`} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("err = %v, want it to name %q", err, w)
 		}

@@ -13,14 +13,17 @@ var _ Kind = Chat{}
 // Build makes a single-turn chat request: one user message.
 func (Chat) Build(in Input) ([]byte, error) {
 	var user any = in.Prompt
-	if len(in.Images) > 0 {
-		// OpenAI's content parts: the text, then each image.
+	if len(in.Images) > 0 || len(in.Audios) > 0 {
+		// OpenAI's content parts: the text, then each image, then each clip.
 		parts := []map[string]any{}
 		if in.Prompt != "" {
 			parts = append(parts, map[string]any{"type": "text", "text": in.Prompt})
 		}
 		for _, u := range in.Images {
 			parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]string{"url": u}})
+		}
+		for _, a := range in.Audios {
+			parts = append(parts, map[string]any{"type": "input_audio", "input_audio": map[string]string{"data": a.Data, "format": a.Format}})
 		}
 		user = parts
 	}

@@ -27,9 +27,13 @@ type Input struct {
 	Query    string
 	Passages []string
 	// Images go with the prompt (chat: image_url content parts), each a
-	// URL (http, https or a data URL).
+	// URL (http, https or a data URL); so do Audios (input_audio parts).
 	Images []string
+	Audios []AudioClip
 }
+
+// An AudioClip is base64 audio and its format ("wav", "mp3").
+type AudioClip struct{ Data, Format string }
 
 // Usage is the OpenAI usage object.
 type Usage struct {
@@ -101,6 +105,7 @@ const (
 	TypeCohereRank  = "cohere_rankings"
 	TypeTEIRank     = "hf_tei_rankings"
 	TypeImageRetr   = "image_retrieval"
+	TypeAudioTrans  = "audio_transcription"
 )
 
 // A Type is one endpoint type: its name (AIPerf's), the names it is also
@@ -130,6 +135,7 @@ var Types = []Type{
 	{Name: TypeCohereRank, Path: "/v2/rerank", Kind: CohereRankings{}},
 	{Name: TypeTEIRank, Path: "/rerank", Kind: TEIRankings{}},
 	{Name: TypeImageRetr, Path: "/v1/infer", Kind: ImageRetrieval{}},
+	{Name: TypeAudioTrans, Aliases: []string{"audio_transcriptions"}, Path: "/v1/audio/transcriptions", Kind: AudioTranscription{}},
 	{Name: TypeTGI, Path: "/generate", StreamPath: "/generate_stream", Kind: TGIGenerate{}},
 	{Name: TypeSGLang, Path: "/generate", Kind: SGLangGenerate{}},
 	{Name: TypeTriton, Path: "/v2/models/{model}/generate", StreamPath: "/v2/models/{model}/generate_stream", Kind: TritonGenerate{}},

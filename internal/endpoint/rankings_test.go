@@ -65,3 +65,34 @@ func TestChatEmbeddings(t *testing.T) {
 		t.Errorf("chat_embeddings: %+v, %v", typ, err)
 	}
 }
+
+// audio_transcription keeps its upload as JSON in the plan and sends it
+// as a multipart form of the model, the fields and the clip; a
+// transcript is an item, an empty one none.
+func TestAudioTranscriptionForm(t *testing.T) {
+	k := AudioTranscription{}
+	b, err := k.Build(Input{Model: "whisper", Audios: []AudioClip{{Data: "UklGRg==", Format: "wav"}}, Extra: map[string]json.RawMessage{"temperature": json.RawMessage(`0`)}})
+	if err != nil || !json.Valid(b) {
+		t.Fatalf("body %s, %v", b, err)
+	}
+	wire, err := k.Wire(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`name="model"` + "\r\n\r\nwhisper", `name="temperature"` + "\r\n\r\n0", `filename="audio.wav"`, "Content-Type: audio/wav\r\n\r\nRIFF"} {
+		if !strings.Contains(string(wire), want) {
+			t.Errorf("the form lacks %q:\n%s", want, wire)
+		}
+	}
+	if _, err := k.Build(Input{Model: "w"}); err == nil {
+		t.Error("a request without a clip was built")
+	}
+	for body, items := range map[string]int{`{"text":"hello there"}`: 1, `{"text":""}`: 0} {
+		if r, err := k.ParseResponse([]byte(body)); err != nil || r.Items != items {
+			t.Errorf("%s: %+v, %v", body, r, err)
+		}
+	}
+	if r, _ := k.ParseResponse([]byte(`{"error":{"message":"bad audio"}}`)); r.ServerErr == "" {
+		t.Error("an error answer read as good")
+	}
+}

@@ -20,6 +20,9 @@ const (
 	// ErrNotStreamed is a whole answer to a request that asked for a stream:
 	// it has no first token, so it must not pass for a fast stream.
 	ErrNotStreamed = "not_streamed"
+	// ErrBuild is a planned request the client could not put on the wire
+	// (a form body it could not make): never sent.
+	ErrBuild = "request_build"
 )
 
 // Record is one request's timeline and outcome. All times are nanoseconds

@@ -168,6 +168,7 @@ type builder struct {
 	tok        *tokenizer.Tokenizer
 	rankings   bool // a rankings endpoint: each request a query and passages
 	imagesOnly bool // an image_retrieval endpoint: each request its images, no text
+	audioOnly  bool // an audio_transcription endpoint: each request a clip, no text
 }
 
 // Build makes the plan for p with seed. It decides every phase's shape and
@@ -189,7 +190,8 @@ func Build(p *config.Profile, seed uint64) (*Plan, error) {
 	}
 	_, ranking := kind.(endpoint.Ranking)
 	_, imagesOnly := kind.(endpoint.ImageRetrieval)
-	b := &builder{p: p, kind: kind, extra: extra, tok: tok, rankings: ranking, imagesOnly: imagesOnly}
+	_, audioOnly := kind.(endpoint.AudioTranscription)
+	b := &builder{p: p, kind: kind, extra: extra, tok: tok, rankings: ranking, imagesOnly: imagesOnly, audioOnly: audioOnly}
 	plan := &Plan{Seed: seed, Tokenizer: tok}
 	if p.WarmupRequestCount > 0 || p.WarmupDuration > 0 {
 		// Warmup draws from its own seed, so adding a warmup never changes
@@ -294,6 +296,13 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 			}
 		} else if g.index, err = dataset.IndexFile(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads), blocks); err != nil {
 			return nil, "", err
+		}
+		if b.audioOnly && g.index != nil {
+			for j, m := range g.index.Lines {
+				if !m.Audio {
+					return nil, "", fmt.Errorf("%s line %d: --endpoint-type audio_transcription uploads each line's audio: it has no \"audio\" or \"audios\"", p.InputFile, j+1)
+				}
+			}
 		}
 		if b.imagesOnly && g.index != nil {
 			for j, m := range g.index.Lines {
@@ -552,6 +561,30 @@ func (g *gen) imagesOf(i int, keep bool) ([]string, error) {
 	return out, nil
 }
 
+// audioOf is synthetic request i's audio clips (--audio-*): lengths,
+// rates and depths from the request's own source (shared by repeats),
+// samples from the repeat's.
+func (g *gen) audioOf(i int, keep bool) ([]endpoint.AudioClip, error) {
+	p := g.b.p
+	r := rand.New(Source(g.lengthsRoot, StreamAudio, uint64(i)))
+	smp := rand.New(Source(g.wordsRoot, StreamAudio, uint64(i)))
+	var out []endpoint.AudioClip
+	for range p.AudioBatchSize {
+		secs := max(0.1, p.AudioLengthMean+p.AudioLengthStddev*r.NormFloat64())
+		rate := int(math.Round(p.AudioSampleRates[r.IntN(len(p.AudioSampleRates))] * 1000))
+		depth := p.AudioDepths[r.IntN(len(p.AudioDepths))]
+		if !keep {
+			continue
+		}
+		a, err := dataset.SyntheticWAV(min(secs, dataset.MaxAudioSeconds), rate, depth, p.AudioChannels, smp)
+		if err != nil {
+			return nil, fmt.Errorf("request %d: %w", i, err)
+		}
+		out = append(out, endpoint.AudioClip{Data: a.Data, Format: a.Format})
+	}
+	return out, nil
+}
+
 // drawOSL draws an output length from --osl and its stddev.
 func drawOSL(p *config.Profile, r *rand.Rand) int {
 	if p.OSLStddev <= 0 {
@@ -791,7 +824,8 @@ func (it *Iter) next(keep bool) bool {
 	var query string // a rankings request's query and passages
 	var passages []string
 	var images []string // the request's images, as URLs
-	body := ""          // a synthetic prompt's own text, after its prefix
+	var audios []endpoint.AudioClip
+	body := "" // a synthetic prompt's own text, after its prefix
 	var fileDelay float64
 	switch {
 	case g.convs != nil:
@@ -826,6 +860,11 @@ func (it *Iter) next(keep bool) bool {
 		body = pr.Text
 		if b.p.Images() {
 			if images, it.err = g.imagesOf(i, keep); it.err != nil {
+				return false
+			}
+		}
+		if b.p.Audio() {
+			if audios, it.err = g.audioOf(i, keep); it.err != nil {
 				return false
 			}
 		}
@@ -880,6 +919,9 @@ func (it *Iter) next(keep bool) bool {
 			}
 			text, extra, nt := d.Text, d.Extra, d.Named
 			texts, named, images = append(texts, text), append(named, nt...), append(images, d.Images...)
+			for _, a := range d.Audios {
+				audios = append(audios, endpoint.AudioClip{Data: a.Data, Format: a.Format})
+			}
 			if len(extra) > 0 {
 				if pr.Extra == nil {
 					pr.Extra = map[string]json.RawMessage{}
@@ -916,6 +958,9 @@ func (it *Iter) next(keep bool) bool {
 			}
 			text, extra, named := d.Text, d.Extra, d.Named
 			pr.Text, pr.Extra, images = text, extra, d.Images
+			for _, a := range d.Audios {
+				audios = append(audios, endpoint.AudioClip{Data: a.Data, Format: a.Format})
+			}
 			if b.rankings {
 				var ok bool
 				if query, passages, ok = dataset.Query(named); !ok {
@@ -925,10 +970,10 @@ func (it *Iter) next(keep bool) bool {
 			}
 		}
 	}
-	if b.imagesOnly {
-		pr.Text, pr.ISL, pr.MaxTokens, body = "", 0, 0, "" // (an image_retrieval request: its images alone)
+	if b.imagesOnly || b.audioOnly {
+		pr.Text, pr.ISL, pr.MaxTokens, body = "", 0, 0, "" // (its media alone)
 	}
-	if pr.MaxTokens == 0 && (g.index != nil || g.convs != nil || g.pools != nil) && b.p.OSLMean > 0 && !b.imagesOnly {
+	if pr.MaxTokens == 0 && (g.index != nil || g.convs != nil || g.pools != nil) && b.p.OSLMean > 0 && !b.imagesOnly && !b.audioOnly {
 		// A file's line without an output length takes --osl's (AIPerf's
 		// precedence), drawn for request i from its own source.
 		pr.MaxTokens = drawOSL(b.p, rand.New(rand.NewPCG(g.oslRoot, uint64(i))))
@@ -989,7 +1034,7 @@ func (it *Iter) next(keep bool) bool {
 			system = pr.System
 		}
 		req, err := b.kind.Build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, System: system, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
-			Usage: b.p.UseServerTokenCount, Extra: extra, Query: query, Passages: passages, Images: images})
+			Usage: b.p.UseServerTokenCount, Extra: extra, Query: query, Passages: passages, Images: images, Audios: audios})
 		if err != nil {
 			it.err = fmt.Errorf("build request %d: %w", i, err)
 			return false

@@ -145,3 +145,37 @@ func (s *Server) imageRetrieval(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	io.WriteString(w, `{"data":[`+b.String()+`],"usage":{"images_size_mb":0.01}}`)
 }
+
+// transcription answers /v1/audio/transcriptions after TTFT as OpenAI's
+// API does: the multipart upload's "file" and "model" read, a transcript
+// of a word for every tenth of a second of WAV audio (at least one).
+func (s *Server) transcription(w http.ResponseWriter, r *http.Request) {
+	arrival := s.arrival(r)
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<20)
+	if err := r.ParseMultipartForm(8 << 20); err != nil {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "want a multipart form: "+err.Error())
+		return
+	}
+	defer r.MultipartForm.RemoveAll()
+	f, hdr, err := r.FormFile("file")
+	if err != nil || r.FormValue("model") == "" {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", `want the form's "file" and "model"`)
+		return
+	}
+	data, _ := io.ReadAll(f)
+	f.Close()
+	words := 1
+	if len(data) > 44 && string(data[:4]) == "RIFF" {
+		rate := int(uint32(data[24]) | uint32(data[25])<<8 | uint32(data[26])<<16 | uint32(data[27])<<24)
+		block := int(uint16(data[32]) | uint16(data[33])<<8)
+		if rate > 0 && block > 0 {
+			words = max(1, (len(data)-44)/block*10/rate)
+		}
+	}
+	if !s.holdNonToken(w, r, arrival, hashBody([]byte(hdr.Filename+strconv.Itoa(len(data)))), 0) {
+		return
+	}
+	text := strings.TrimSpace(strings.Repeat("word ", words))
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"text":"`+text+`","usage":{"type":"duration","seconds":`+strconv.Itoa(max(1, words/10))+`}}`)
+}

@@ -1,0 +1,137 @@
+package endpoint
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"mime/multipart"
+	"net/textproto"
+	"sort"
+)
+
+// AudioTranscription is OpenAI's /v1/audio/transcriptions (AIPerf's
+// audio_transcription, as vLLM, SGLang and NIM serve Whisper-style
+// models): the request's first audio clip uploaded as a multipart form's
+// "file", with the model, answered {"text": ...}; never streamed, no
+// tokens counted (a run reports latency and clips/s), good when the
+// transcript is not empty.
+type AudioTranscription struct{ whole }
+
+var (
+	_ NonToken = AudioTranscription{}
+	_ FormBody = AudioTranscription{}
+)
+
+// A FormBody is a Kind whose requests are not sent as the JSON the plan
+// keeps: Wire makes what is sent, of ContentType.
+type FormBody interface {
+	ContentType() string
+	Wire(body []byte) ([]byte, error)
+}
+
+// formBoundary separates a transcription form's parts (checked not to
+// occur in what it separates).
+const formBoundary = "aiperf-action-form-7c1e5b0d93a44f26"
+
+// ContentType is a multipart form's, with its boundary.
+func (AudioTranscription) ContentType() string {
+	return "multipart/form-data; boundary=" + formBoundary
+}
+
+// Unit is what a request counts.
+func (AudioTranscription) Unit() string { return "clips" }
+
+// Build makes the upload of the input's first clip, as JSON the plan and
+// inputs.json keep ({"fields": {...}, "file": {"name", "type", "data"}}:
+// the data base64); Wire makes the multipart form that is sent of it.
+func (AudioTranscription) Build(in Input) ([]byte, error) {
+	if len(in.Audios) == 0 {
+		return nil, fmt.Errorf("an audio_transcription request needs an audio clip (--audio-length-mean, or an input file's \"audio\")")
+	}
+	clip := in.Audios[0]
+	if _, err := base64.StdEncoding.DecodeString(clip.Data); err != nil {
+		return nil, fmt.Errorf("audio clip: not base64: %v", err)
+	}
+	fields := map[string]string{"model": in.Model, "response_format": "json"}
+	for k, v := range in.Extra { // --extra-inputs as form fields (a JSON string as its text)
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			s = string(v)
+		}
+		fields[k] = s
+	}
+	return json.Marshal(formJSON{Fields: fields, File: formFile{Name: "audio." + clip.Format,
+		Type: "audio/" + map[string]string{"wav": "wav", "mp3": "mpeg"}[clip.Format], Data: clip.Data}})
+}
+
+type formJSON struct {
+	Fields map[string]string `json:"fields"`
+	File   formFile          `json:"file"`
+}
+
+type formFile struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	Data string `json:"data"` // base64
+}
+
+// Wire is the multipart form a built body is sent as.
+func (AudioTranscription) Wire(body []byte) ([]byte, error) {
+	var f formJSON
+	if err := json.Unmarshal(body, &f); err != nil {
+		return nil, fmt.Errorf("a transcription body: %v", err)
+	}
+	data, err := base64.StdEncoding.DecodeString(f.File.Data)
+	if err != nil {
+		return nil, fmt.Errorf("a transcription body's file: %v", err)
+	}
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	if err := w.SetBoundary(formBoundary); err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(f.Fields))
+	for k := range f.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		w.WriteField(k, f.Fields[k])
+	}
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", `form-data; name="file"; filename="`+f.File.Name+`"`)
+	h.Set("Content-Type", f.File.Type)
+	part, err := w.CreatePart(h)
+	if err != nil {
+		return nil, err
+	}
+	part.Write(data)
+	w.Close()
+	if bytes.Count(buf.Bytes(), []byte(formBoundary)) != len(keys)+2 {
+		return nil, fmt.Errorf("audio clip: its bytes hold the form's boundary")
+	}
+	return buf.Bytes(), nil
+}
+
+// ParseResponse reads a transcription.
+func (AudioTranscription) ParseResponse(body []byte) (Response, error) {
+	var o struct {
+		Text   *string         `json:"text"`
+		Error  json.RawMessage `json:"error"`
+		Detail json.RawMessage `json:"detail"`
+	}
+	if err := json.Unmarshal(body, &o); err != nil {
+		return Chunk{}, fmt.Errorf("malformed JSON: %w", err)
+	}
+	var c Chunk
+	switch {
+	case hasError(o.Error):
+		c.ServerErr = string(o.Error)
+	case o.Text == nil && hasError(o.Detail):
+		c.ServerErr = string(o.Detail)
+	case o.Text != nil && *o.Text != "":
+		c.Items = 1
+	}
+	return c, nil
+}
