@@ -490,3 +490,45 @@ func TestAudioTranscription(t *testing.T) {
 		t.Errorf("no audio: exit %d\n%s", res.code, res.stderr)
 	}
 }
+
+// raw_payload: each line a whole request body, sent as it is to the
+// endpoint type's path and read as its answers; ISL the messages' text,
+// max tokens the payload's; a payload whose "stream" disagrees with
+// --streaming is refused with its line.
+func TestRawPayload(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT, cfg.ITL = 2*time.Millisecond, time.Millisecond
+	url, sink := captureBodies(t, sim.New(cfg))
+	file := filepath.Join(t.TempDir(), "captured.jsonl")
+	lines := []string{
+		`{"model": "prod-model", "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello there"}], "max_tokens": 5, "temperature": 0.2, "seed": 7}`,
+		`{"model": "prod-model", "messages": [{"role": "user", "content": [{"type": "text", "text": "one two three"}]}], "max_completion_tokens": 3}`,
+	}
+	os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--input-file", file, "--custom-dataset-type", "raw_payload",
+		"--request-count", "2", "--use-server-token-count", "--no-server-metrics", "--artifact-dir", dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	got := sink.bodies()
+	slices.Sort(got)
+	for i, l := range []string{lines[0], lines[1]} {
+		var want bytes.Buffer
+		json.Compact(&want, []byte(l))
+		if len(got) != 2 || got[i] != want.String() {
+			t.Errorf("body %d: %v, want the line as it is: %s", i, got, want.String())
+		}
+	}
+	recs := readRecords(t, dir)
+	slices.SortFunc(recs, func(a, b record.Record) int { return a.Index - b.Index })
+	if len(recs) != 2 || recs[0].MaxTokens != 5 || recs[1].MaxTokens != 3 || recs[0].OSL != 5 || recs[1].OSL != 3 ||
+		recs[0].ISL != recs[0].ServerISL || recs[1].ISL != tokenizer.Count("one two three") {
+		t.Errorf("records %+v", recs)
+	}
+	os.WriteFile(file, []byte(`{"messages": [{"role": "user", "content": "x"}], "stream": true}`+"\n"), 0o644)
+	res = runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--input-file", file, "--custom-dataset-type", "raw_payload", "--request-count", "1")
+	if res.code != 2 || !strings.Contains(res.stderr, `captured.jsonl:1: the payload's "stream" is true and --streaming is false`) || len(sink.bodies()) != 0 {
+		t.Errorf("a stream payload without --streaming: exit %d\n%s", res.code, res.stderr)
+	}
+}

@@ -258,6 +258,7 @@ const (
 	MultiTurnFile = "multi_turn"  // JSONL of conversations, {"session_id", "turns": [...]}
 	RandomPool    = "random_pool" // the same lines, drawn at random with replacement
 	WekaTrace     = "weka_trace"  // Weka's agentic session traces: a JSON file, or a folder of them, one trace a file
+	RawPayload    = "raw_payload" // JSONL of whole request bodies, sent as they are
 )
 
 // ShareGPT is --public-dataset's one value here.
@@ -273,7 +274,7 @@ const (
 // aiperfDatasetTypes are AIPerf's other --custom-dataset-type values: a
 // user who gives one gets told it is AIPerf's and not supported here yet,
 // never that it is unknown.
-var aiperfDatasetTypes = []string{"sharegpt", "inputs_json", "raw_payload"}
+var aiperfDatasetTypes = []string{"sharegpt", "inputs_json"}
 
 // Ceiling is the in-flight limit: the concurrency in a closed loop, in an
 // open loop only when --concurrency was given (0: none).
@@ -612,6 +613,16 @@ func (p *Profile) validateLoad() []error {
 	}
 	switch {
 	case p.CustomDatasetType == "" || p.Trace() || p.CustomDatasetType == SingleTurn || p.CustomDatasetType == MultiTurnFile || p.CustomDatasetType == WekaTrace:
+	case p.CustomDatasetType == RawPayload:
+		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() {
+			bad("--custom-dataset-type raw_payload: a folder (AIPerf's multi-turn payloads) is not supported yet: give one JSONL file of request bodies")
+		}
+		if p.EndpointType == "template" || p.Rankings() {
+			bad("--custom-dataset-type raw_payload sends each line as the body: not with --endpoint-type %s", p.EndpointType)
+		}
+		if len(p.ExtraInputs) > 0 {
+			bad("--custom-dataset-type raw_payload sends each line as it is: --extra-inputs would not be in it (put the fields in the payloads)")
+		}
 	case p.CustomDatasetType == RandomPool:
 		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() && p.DatasetSampling != "" && p.DatasetSampling != SamplingRandom {
 			bad("--custom-dataset-type random_pool with a folder draws a line of each pool at random, with replacement: --dataset-sampling-strategy %s is not supported with it", p.DatasetSampling)
@@ -620,9 +631,9 @@ func (p *Profile) validateLoad() []error {
 			bad("--custom-dataset-type random_pool draws its lines at random: it has no schedule to replay (leave out --fixed-schedule)")
 		}
 	case slices.Contains(aiperfDatasetTypes, p.CustomDatasetType):
-		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
+		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, raw_payload, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
 	default:
-		bad("--custom-dataset-type %q: want single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace or weka_trace", p.CustomDatasetType)
+		bad("--custom-dataset-type %q: want single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace or raw_payload", p.CustomDatasetType)
 	}
 	if p.CustomDatasetType != "" && p.InputFile == "" {
 		bad("--custom-dataset-type %s needs --input-file", p.CustomDatasetType)

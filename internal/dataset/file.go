@@ -185,6 +185,7 @@ type Index struct {
 	blocks  Blocks
 	words   uint64  // root of synthesized lines' words: line j draws from its own source
 	lengths bool    // every line is lengths only (a BurstGPT CSV): nothing to read back
+	raw     bool    // every line is a request body (raw_payload), its text the line
 	msPer   float64 // ms per unit of "timestamp"
 }
 
@@ -479,6 +480,13 @@ func (x *Index) read(j int, f io.ReaderAt) (string, map[string]json.RawMessage, 
 	if _, err := f.ReadAt(raw, m.Off); err != nil && !errors.Is(err, io.EOF) {
 		return "", nil, nil, nil, fmt.Errorf("%s: read line %d again: %w", x.Path, j+1, err)
 	}
+	if x.raw {
+		var body bytes.Buffer
+		if err := json.Compact(&body, bytes.TrimSpace(raw)); err != nil {
+			return "", nil, nil, nil, fmt.Errorf("%s: the file changed since it was read: %v", x.Path, err)
+		}
+		return body.String(), nil, nil, nil, nil
+	}
 	var fl fileLine
 	if err := json.Unmarshal(bytes.TrimSpace(raw), &fl); err != nil {
 		return "", nil, nil, nil, fmt.Errorf("%s: the file changed since it was read: %v", x.Path, err)
@@ -631,3 +639,83 @@ func (p Pool) Queries() bool {
 	}
 	return true
 }
+
+// IndexRawPayload reads AIPerf's raw_payload file: each line a whole
+// request body, sent as it is (no formatting, no --extra-inputs). Its
+// ISL is the text of its messages (or prompt), its max tokens its
+// max_tokens or max_completion_tokens; a line that is not a JSON object
+// with "messages" or "prompt", or whose "stream" disagrees with
+// streaming, is refused with its line.
+func IndexRawPayload(path string, tok *tokenizer.Tokenizer, streaming bool) (*Index, error) {
+	x := &Index{Path: path, tok: orBuiltin(tok), raw: true}
+	digest, err := eachLine(path, func(line []byte, n int, off int64, size int) error {
+		m := LineMeta{Off: off, Len: int32(size)}
+		var p struct {
+			Messages []struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+			Prompt              json.RawMessage `json:"prompt"`
+			Stream              *bool           `json:"stream"`
+			MaxTokens           *int            `json:"max_tokens"`
+			MaxCompletionTokens *int            `json:"max_completion_tokens"`
+		}
+		d := json.NewDecoder(bytes.NewReader(line))
+		if err := d.Decode(&p); err != nil || d.More() {
+			return fmt.Errorf("%s:%d: a raw payload is one JSON object (a request body): %v", path, n, err)
+		}
+		if p.Messages == nil && p.Prompt == nil {
+			return fmt.Errorf("%s:%d: a raw payload wants \"messages\" (or \"prompt\")", path, n)
+		}
+		if p.Stream != nil && *p.Stream != streaming {
+			return fmt.Errorf("%s:%d: the payload's \"stream\" is %v and --streaming is %v: a raw payload is sent as it is, so they must agree", path, n, *p.Stream, streaming)
+		}
+		isl := 0
+		for _, raw := range append([]json.RawMessage{p.Prompt}, func() []json.RawMessage {
+			var cs []json.RawMessage
+			for _, msg := range p.Messages {
+				cs = append(cs, msg.Content)
+			}
+			return cs
+		}()...) {
+			isl += contentTokens(x.tok, raw)
+		}
+		m.ISL = int32(min(isl, MaxInputLength))
+		for _, mt := range []*int{p.MaxTokens, p.MaxCompletionTokens} {
+			if mt != nil && *mt > 0 {
+				m.MaxTokens = int32(min(*mt, MaxInputLength))
+			}
+		}
+		x.Lines = append(x.Lines, m)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(x.Lines) == 0 {
+		return nil, fmt.Errorf("%s: no payloads", path)
+	}
+	x.Digest = digest
+	return x, nil
+}
+
+// contentTokens counts a message content's text: a string, or the text
+// parts of a list.
+func contentTokens(tok *tokenizer.Tokenizer, raw json.RawMessage) int {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return tok.Count(s)
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	n := 0
+	if json.Unmarshal(raw, &parts) == nil {
+		for _, p := range parts {
+			n += tok.Count(p.Text)
+		}
+	}
+	return n
+}
+
+// Raw reports a raw_payload index: a line's text is its request body.
+func (x *Index) Raw() bool { return x.raw }

@@ -290,6 +290,10 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 			if g.index, err = dataset.IndexBurstGPT(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads)); err != nil {
 				return nil, "", err
 			}
+		} else if p.CustomDatasetType == config.RawPayload {
+			if g.index, err = dataset.IndexRawPayload(p.InputFile, b.tok, p.Streaming); err != nil {
+				return nil, "", err
+			}
 		} else if st, serr := os.Stat(p.InputFile); serr == nil && st.IsDir() && p.CustomDatasetType == config.RandomPool {
 			if g.pools, digest, err = dataset.IndexPools(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads)); err != nil {
 				return nil, "", err
@@ -973,7 +977,8 @@ func (it *Iter) next(keep bool) bool {
 	if b.imagesOnly || b.audioOnly {
 		pr.Text, pr.ISL, pr.MaxTokens, body = "", 0, 0, "" // (its media alone)
 	}
-	if pr.MaxTokens == 0 && (g.index != nil || g.convs != nil || g.pools != nil) && b.p.OSLMean > 0 && !b.imagesOnly && !b.audioOnly {
+	raw := g.index != nil && g.index.Raw()
+	if pr.MaxTokens == 0 && (g.index != nil || g.convs != nil || g.pools != nil) && b.p.OSLMean > 0 && !b.imagesOnly && !b.audioOnly && !raw {
 		// A file's line without an output length takes --osl's (AIPerf's
 		// precedence), drawn for request i from its own source.
 		pr.MaxTokens = drawOSL(b.p, rand.New(rand.NewPCG(g.oslRoot, uint64(i))))
@@ -1033,7 +1038,11 @@ func (it *Iter) next(keep bool) bool {
 		if pr.System != "" {
 			system = pr.System
 		}
-		req, err := b.kind.Build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, System: system, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
+		build := b.kind.Build
+		if g.index != nil && g.index.Raw() {
+			build = func(endpoint.Input) ([]byte, error) { return []byte(pr.Text), nil } // (the line is the body)
+		}
+		req, err := build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, System: system, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
 			Usage: b.p.UseServerTokenCount, Extra: extra, Query: query, Passages: passages, Images: images, Audios: audios})
 		if err != nil {
 			it.err = fmt.Errorf("build request %d: %w", i, err)
