@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,6 +132,36 @@ func FuzzWeka(f *testing.F) {
 			}
 			if tm := x.Turns[k]; tm.ISL <= 4096 && tokenizer.Builtin().Count(s) != int(tm.ISL) {
 				t.Fatalf("turn %d: %d tokens, want %d", k, tokenizer.Builtin().Count(s), tm.ISL)
+			}
+		}
+	})
+}
+
+// Whatever the bytes, a raw_payload file indexes into bodies that read
+// back as compact JSON, or gives an error naming the file.
+func FuzzRawPayload(f *testing.F) {
+	f.Add([]byte(`{"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}` + "\n"))
+	f.Add([]byte(`{"prompt": "x", "stream": true}` + "\n" + `{"messages": [{"content": [{"type": "text", "text": "a"}]}]}`))
+	f.Add([]byte(`[1]` + "\n" + `{"messages": null}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "raw.jsonl")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Skip()
+		}
+		x, err := IndexRawPayload(p, nil, false)
+		if err != nil {
+			if !strings.Contains(err.Error(), p) {
+				t.Fatalf("an error without the file's name: %v", err)
+			}
+			return
+		}
+		fh, _ := os.Open(p)
+		defer fh.Close()
+		for j := range min(len(x.Lines), 8) {
+			d, err := x.Read(j, fh)
+			if err != nil || !json.Valid([]byte(d.Text)) {
+				t.Fatalf("line %d read back as %q, %v", j+1, d.Text, err)
 			}
 		}
 	})
