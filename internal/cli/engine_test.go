@@ -1128,3 +1128,28 @@ func TestMultiTurnFileUserContext(t *testing.T) {
 		}
 	}
 }
+
+// Synthetic sessions with --num-prefix-prompts: every turn's prompt
+// starts with one of the pool's prefixes (drawn per request, as AIPerf
+// draws them), so the pool's prefixes recur across sessions and turns,
+// each turn's ISL its history's and its own with the prefix, as the
+// server counts it.
+func TestSessionsWithPrefixPrompts(t *testing.T) {
+	_, url := startSim(t, 2*time.Millisecond, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--isl", "16", "--osl", "4",
+		"--conversation-num", "4", "--conversation-turn-mean", "2", "--num-prefix-prompts", "2", "--prefix-prompt-length", "32",
+		"--concurrency", "2", "--random-seed", "5", "--use-server-token-count", "--artifact-dir", dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	recs := readRecords(t, dir)
+	if len(recs) != 8 {
+		t.Fatalf("%d turns, want 8", len(recs))
+	}
+	for _, r := range recs {
+		if r.ServerISL != r.ISL || (r.Turn == 0 && r.ISL != 16+32) {
+			t.Errorf("session %s turn %d: ISL %d (server %d); a first turn wants 16 + its 32-token prefix", r.SessionID, r.Turn, r.ISL, r.ServerISL)
+		}
+	}
+}

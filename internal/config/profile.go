@@ -695,8 +695,6 @@ func (p *Profile) validateLoad() []error {
 			bad("--custom-dataset-type %s takes its conversations and turns from the file: leave out --conversation-num, --conversation-turn-mean/-stddev and --user-centric-rate", p.CustomDatasetType)
 		case (p.CustomDatasetType == MultiTurnFile || weka) && p.DatasetSampling != "" && p.DatasetSampling != SamplingSequential:
 			bad("--custom-dataset-type %s runs its conversations in file order: --dataset-sampling-strategy %s is not supported with it yet", p.CustomDatasetType, p.DatasetSampling)
-		case p.NumPrefixPrompts > 0:
-			bad("multi-turn sessions with --num-prefix-prompts are not supported yet")
 		}
 		for _, v := range []float64{p.ConversationTurnMean, p.ConversationTurnStddev, p.TurnDelayMean, p.TurnDelayStddev, p.TurnDelayRatio} {
 			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
