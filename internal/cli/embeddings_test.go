@@ -532,3 +532,47 @@ func TestRawPayload(t *testing.T) {
 		t.Errorf("a stream payload without --streaming: exit %d\n%s", res.code, res.stderr)
 	}
 }
+
+// --endpoint-type raw: raw payloads posted to the URL as given, their
+// answers' text found where a known API puts it, whole and streamed, or
+// at --response-field.
+func TestRawEndpoint(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT, cfg.ITL = 2*time.Millisecond, time.Millisecond
+	_, base := startSimWith(t, cfg)
+	file := filepath.Join(t.TempDir(), "p.jsonl")
+	for _, c := range []struct {
+		url, line string
+		args      []string
+	}{
+		{base + "/v1/chat/completions", `{"model": "sim", "messages": [{"role": "user", "content": "a b c"}], "max_tokens": 4, "ignore_eos": true}`, nil},
+		{base + "/v1/chat/completions", `{"model": "sim", "messages": [{"role": "user", "content": "a b c"}], "max_tokens": 4, "ignore_eos": true, "stream": true}`, []string{"--streaming"}},
+		{base + "/v1/completions", `{"model": "sim", "prompt": "a b c", "max_tokens": 4, "ignore_eos": true, "stream": true}`, []string{"--streaming"}},
+		{base + "/generate", `{"text": "a b c", "sampling_params": {"max_new_tokens": 4, "ignore_eos": true}}`, []string{"--response-field", "text"}},
+	} {
+		os.WriteFile(file, []byte(c.line+"\n"), 0o644)
+		dir := filepath.Join(t.TempDir(), "run")
+		args := append([]string{"profile", "-m", "sim", "-u", c.url, "--endpoint-type", "raw", "--input-file", file, "--custom-dataset-type", "raw_payload",
+			"--request-count", "2", "--no-server-metrics", "--artifact-dir", dir}, c.args...)
+		res := runCLI(t, time.Minute, args...)
+		if res.code != 0 {
+			t.Fatalf("%s %v: exit %d\n%s", c.url, c.args, res.code, res.stderr)
+		}
+		for _, r := range readRecords(t, dir) {
+			if r.ErrKind != "" || r.OSL != 4 {
+				t.Errorf("%s %v: request %d: %s, OSL %d; want 4 tokens", c.url, c.args, r.Index, r.ErrKind, r.OSL)
+			}
+		}
+	}
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", base, "--endpoint-type", "raw", "--request-count", "1")
+	if res.code != 2 || !strings.Contains(res.stderr, "it needs --custom-dataset-type raw_payload") {
+		t.Errorf("raw without payloads: exit %d\n%s", res.code, res.stderr)
+	}
+}
+
+// startSimWith serves a simulator of cfg on loopback.
+func startSimWith(t *testing.T, cfg sim.Config) (*sim.Server, string) {
+	t.Helper()
+	s := sim.New(cfg)
+	return s, serveHandler(t, s)
+}

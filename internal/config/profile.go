@@ -323,8 +323,18 @@ func (p *Profile) Validate() error {
 			if strings.TrimSpace(p.Endpoint) == "" {
 				bad("--endpoint-type template: needs --endpoint, the path to post to")
 			}
+		} else if t.Name == endpoint.TypeRaw {
+			if p.CustomDatasetType != RawPayload {
+				bad("--endpoint-type raw posts an input file's payloads as they are: it needs --custom-dataset-type raw_payload")
+			}
+			if p.RequestTemplate != "" {
+				bad("--request-template is for --endpoint-type template, not raw (its payloads are the bodies)")
+			}
+			if _, err := endpoint.NewRaw(p.ResponseField); err != nil {
+				bad("--response-field: %v", err)
+			}
 		} else if p.RequestTemplate != "" || p.ResponseField != "" {
-			bad("--request-template and --response-field are for --endpoint-type template, not %s", t.Name)
+			bad("--request-template and --response-field are for --endpoint-type template (and --response-field for raw), not %s", t.Name)
 		}
 	}
 	if p.Concurrency < 1 {
@@ -444,6 +454,9 @@ func ordinal(n int) string {
 // already ends in def is the whole endpoint; a /v1 at the base's end and
 // at the path's start is kept once.
 func JoinPath(base, custom, def string) string {
+	if strings.TrimSpace(custom) == "" && def == "" {
+		return base // (a type with no path, raw: the URL as given)
+	}
 	base = strings.TrimRight(base, "/")
 	path := "/" + strings.TrimLeft(def, "/")
 	if strings.TrimSpace(custom) != "" {
@@ -617,7 +630,7 @@ func (p *Profile) validateLoad() []error {
 		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() {
 			bad("--custom-dataset-type raw_payload: a folder (AIPerf's multi-turn payloads) is not supported yet: give one JSONL file of request bodies")
 		}
-		if p.EndpointType == "template" || p.Rankings() {
+		if p.EndpointType == endpoint.TypeTemplate || p.Rankings() {
 			bad("--custom-dataset-type raw_payload sends each line as the body: not with --endpoint-type %s", p.EndpointType)
 		}
 		if len(p.ExtraInputs) > 0 {

@@ -642,10 +642,10 @@ func (p Pool) Queries() bool {
 
 // IndexRawPayload reads AIPerf's raw_payload file: each line a whole
 // request body, sent as it is (no formatting, no --extra-inputs). Its
-// ISL is the text of its messages (or prompt), its max tokens its
-// max_tokens or max_completion_tokens; a line that is not a JSON object
-// with "messages" or "prompt", or whose "stream" disagrees with
-// streaming, is refused with its line.
+// ISL is the text of its messages, prompt or the other APIs' prompt
+// fields (input, text, inputs, text_input), its max tokens its max_tokens
+// or max_completion_tokens; a line that is not a JSON object, or whose
+// "stream" disagrees with streaming, is refused with its line.
 func IndexRawPayload(path string, tok *tokenizer.Tokenizer, streaming bool) (*Index, error) {
 	x := &Index{Path: path, tok: orBuiltin(tok), raw: true}
 	digest, err := eachLine(path, func(line []byte, n int, off int64, size int) error {
@@ -655,6 +655,10 @@ func IndexRawPayload(path string, tok *tokenizer.Tokenizer, streaming bool) (*In
 				Content json.RawMessage `json:"content"`
 			} `json:"messages"`
 			Prompt              json.RawMessage `json:"prompt"`
+			Input               json.RawMessage `json:"input"`      // the Responses API's
+			Text                json.RawMessage `json:"text"`       // SGLang's
+			Inputs              json.RawMessage `json:"inputs"`     // TGI's
+			TextInput           json.RawMessage `json:"text_input"` // Triton's
 			Stream              *bool           `json:"stream"`
 			MaxTokens           *int            `json:"max_tokens"`
 			MaxCompletionTokens *int            `json:"max_completion_tokens"`
@@ -663,14 +667,14 @@ func IndexRawPayload(path string, tok *tokenizer.Tokenizer, streaming bool) (*In
 		if err := d.Decode(&p); err != nil || d.More() {
 			return fmt.Errorf("%s:%d: a raw payload is one JSON object (a request body): %v", path, n, err)
 		}
-		if p.Messages == nil && p.Prompt == nil {
-			return fmt.Errorf("%s:%d: a raw payload wants \"messages\" (or \"prompt\")", path, n)
+		if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
+			return fmt.Errorf("%s:%d: a raw payload is a JSON object (a request body)", path, n)
 		}
 		if p.Stream != nil && *p.Stream != streaming {
 			return fmt.Errorf("%s:%d: the payload's \"stream\" is %v and --streaming is %v: a raw payload is sent as it is, so they must agree", path, n, *p.Stream, streaming)
 		}
 		isl := 0
-		for _, raw := range append([]json.RawMessage{p.Prompt}, func() []json.RawMessage {
+		for _, raw := range append([]json.RawMessage{p.Prompt, p.Input, p.Text, p.Inputs, p.TextInput}, func() []json.RawMessage {
 			var cs []json.RawMessage
 			for _, msg := range p.Messages {
 				cs = append(cs, msg.Content)

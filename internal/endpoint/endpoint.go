@@ -98,6 +98,7 @@ const (
 	TypeTGI         = "huggingface_generate"
 	TypeSGLang      = "sglang_generate"
 	TypeTemplate    = "template"
+	TypeRaw         = "raw"
 	TypeTriton      = "triton_generate"
 	TypeKServe      = "kserve"
 	TypeImageGen    = "image_generation"
@@ -141,6 +142,7 @@ var Types = []Type{
 	{Name: TypeTriton, Path: "/v2/models/{model}/generate", StreamPath: "/v2/models/{model}/generate_stream", Kind: TritonGenerate{}},
 	{Name: TypeKServe, Path: "/v2/models/{model}/infer", Kind: KServe{}},
 	{Name: TypeTemplate, Kind: nil}, // its codec is made from the profile (Make); its path is --endpoint
+	{Name: TypeRaw, Kind: Raw{}},    // (--response-field, when given, is made in by Make); its path is none: the URL as given
 }
 
 // Lookup finds an endpoint type by its name or an alias.

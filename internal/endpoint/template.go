@@ -163,8 +163,99 @@ func Make(endpointType, requestTemplate, responseField string) (Kind, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.Name == TypeTemplate {
+	switch t.Name {
+	case TypeTemplate:
 		return NewTemplate(requestTemplate, responseField)
+	case TypeRaw:
+		return NewRaw(responseField)
 	}
 	return t.Kind, nil
 }
+
+// Raw is AIPerf's raw endpoint type: an input file's raw payloads
+// (--custom-dataset-type raw_payload) posted as they are to the URL as
+// given (no path appended), and the answer's text found where a known
+// API puts it (OpenAI chat and completions, Anthropic, Ollama, TGI,
+// Triton, SGLang, a transcript), or at --response-field's path.
+type Raw struct{ field []string }
+
+var _ Kind = Raw{}
+
+// rawWhole and rawEvent are where a whole answer's and a streamed
+// event's text is looked for, in order.
+var (
+	rawWhole = [][]string{{"choices", "0", "message", "content"}, {"choices", "0", "text"}, {"content", "0", "text"},
+		{"message", "content"}, {"response"}, {"generated_text"}, {"text_output"}, {"text"}, {"output_text"}}
+	rawEvent = [][]string{{"choices", "0", "delta", "content"}, {"choices", "0", "text"}, {"delta", "text"},
+		{"token", "text"}, {"message", "content"}, {"response"}, {"text_output"}}
+)
+
+// NewRaw makes the raw type, with a response field path or none (auto).
+func NewRaw(field string) (Raw, error) {
+	if strings.TrimSpace(field) == "" {
+		return Raw{}, nil
+	}
+	path, err := ParseFieldPath(field)
+	return Raw{field: path}, err
+}
+
+// Build is not used: a raw payload is the body.
+func (Raw) Build(Input) ([]byte, error) {
+	return nil, fmt.Errorf("--endpoint-type raw posts an input file's payloads as they are: give --custom-dataset-type raw_payload")
+}
+
+func (r Raw) parse(data []byte, where [][]string) (Chunk, error) {
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(data, &e); err != nil {
+		if !json.Valid(data) {
+			return Chunk{}, fmt.Errorf("malformed JSON: %w", err)
+		}
+	} else if hasError(e.Error) {
+		return Chunk{ServerErr: string(e.Error)}, nil
+	}
+	if r.field != nil {
+		where = [][]string{r.field}
+	}
+	for _, path := range where {
+		s, err := (&Template{field: path}).text(data)
+		if err != nil {
+			return Chunk{}, err
+		}
+		if s != "" {
+			c := Chunk{Content: s}
+			var u struct {
+				Usage *Usage `json:"usage"`
+			}
+			if json.Unmarshal(data, &u) == nil {
+				c.Usage = u.Usage
+			}
+			return c, nil
+		}
+	}
+	var u struct {
+		Usage *Usage `json:"usage"`
+	}
+	json.Unmarshal(data, &u)
+	return Chunk{Usage: u.Usage}, nil
+}
+
+func (r Raw) ParseChunk(data []byte) (Chunk, error)       { return r.parse(data, rawEvent) }
+func (r Raw) ParseResponse(body []byte) (Response, error) { return r.parse(body, rawWhole) }
+
+// Scan decodes each event.
+func (r Raw) Scan(data, buf []byte) ([]byte, int, *Chunk, error) {
+	c, err := r.ParseChunk(data)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if c.ServerErr != "" || c.Usage != nil {
+		return append(buf[:0], c.Content...), 0, &c, nil
+	}
+	return append(buf[:0], c.Content...), 0, nil, nil
+}
+
+func (Raw) Done(data []byte) bool { return openAI{}.Done(data) }
+
+func (Raw) Auth(apiKey string) [][2]string { return openAI{}.Auth(apiKey) }
