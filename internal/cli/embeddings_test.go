@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/jpeg"
+	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -575,4 +576,36 @@ func startSimWith(t *testing.T, cfg sim.Config) (*sim.Server, string) {
 	t.Helper()
 	s := sim.New(cfg)
 	return s, serveHandler(t, s)
+}
+
+// image_edit uploads each request's prompt and image as a multipart
+// form ("image" a file, an http(s) image SGLang's "url" field), and
+// counts the edited images.
+func TestImageEdit(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT = 3 * time.Millisecond
+	url, sink := captureBodies(t, sim.New(cfg))
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "flux", "-u", url, "--endpoint-type", "image_edit", "--request-count", "2", "--isl", "12",
+		"--image-width-mean", "24", "--image-height-mean", "16", "--no-server-metrics", "--artifact-dir", dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	if r, err := result.Read(dir); err != nil || r.Counts.OK != 2 {
+		t.Fatalf("%v, counts %+v", err, r.Counts)
+	}
+	for _, got := range sink.take() {
+		req := httptest.NewRequest("POST", got.path, strings.NewReader(got.body))
+		req.Header.Set("Content-Type", endpoint.ImageEdit{}.ContentType())
+		if got.path != "/v1/images/edits" || req.ParseMultipartForm(1<<20) != nil {
+			t.Fatalf("not a multipart upload to the edits path: %s", got.path)
+		}
+		f, hdr, err := req.FormFile("image")
+		if err != nil || req.FormValue("model") != "flux" || tokenizer.Count(req.FormValue("prompt")) != 12 || hdr.Filename != "image.png" {
+			t.Fatalf("form %v, image %v", req.MultipartForm.Value, err)
+		}
+		if cfg, err := png.DecodeConfig(f); err != nil || cfg.Width != 24 || cfg.Height != 16 {
+			t.Errorf("the image: %+v, %v", cfg, err)
+		}
+	}
 }

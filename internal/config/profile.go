@@ -747,10 +747,10 @@ func (p *Profile) validateLoad() []error {
 		bad("--image-batch-size %d: want 1 to 64 images a request", p.ImageBatchSize)
 	case p.Images() && p.InputFile != "":
 		bad("the --image-* flags make synthetic images: an --input-file gives its own (\"image\", \"images\")")
-	case p.Images() && p.EndpointType != EndpointChat && p.EndpointType != "image_retrieval":
-		bad("synthetic images go in a chat's content parts or an image_retrieval request: they need --endpoint-type chat or image_retrieval")
-	case p.EndpointType == "image_retrieval" && !p.Images() && p.InputFile == "":
-		bad("--endpoint-type image_retrieval sends images: give --image-width-mean and --image-height-mean, or an --input-file whose lines have \"image\"")
+	case p.Images() && p.EndpointType != EndpointChat && p.EndpointType != endpoint.TypeImageRetr && p.EndpointType != endpoint.TypeImageEdit:
+		bad("synthetic images go in a chat's content parts, an image_retrieval request or an image_edit upload: they need --endpoint-type chat, image_retrieval or image_edit")
+	case (p.EndpointType == endpoint.TypeImageRetr || p.EndpointType == endpoint.TypeImageEdit) && !p.Images() && p.InputFile == "":
+		bad("--endpoint-type %s sends images: give --image-width-mean and --image-height-mean, or an --input-file whose lines have \"image\"", p.EndpointType)
 	case p.Images() && p.MultiTurn():
 		bad("synthetic images with multi-turn sessions are not supported yet")
 	}

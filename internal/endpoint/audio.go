@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/textproto"
 	"sort"
+	"strings"
 )
 
 // AudioTranscription is OpenAI's /v1/audio/transcriptions (AIPerf's
@@ -71,13 +72,18 @@ type formJSON struct {
 }
 
 type formFile struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-	Data string `json:"data"` // base64
+	Field string `json:"field,omitempty"` // the form field ("file" when empty)
+	Name  string `json:"name,omitempty"`
+	Type  string `json:"type,omitempty"`
+	Data  string `json:"data,omitempty"` // base64; none: no file part
 }
 
 // Wire is the multipart form a built body is sent as.
-func (AudioTranscription) Wire(body []byte) ([]byte, error) {
+func (AudioTranscription) Wire(body []byte) ([]byte, error) { return wireForm(body) }
+
+// wireForm makes the multipart form of a form body's JSON: its fields in
+// key order, then its file, if it has one.
+func wireForm(body []byte) ([]byte, error) {
 	var f formJSON
 	if err := json.Unmarshal(body, &f); err != nil {
 		return nil, fmt.Errorf("a transcription body: %v", err)
@@ -99,16 +105,24 @@ func (AudioTranscription) Wire(body []byte) ([]byte, error) {
 	for _, k := range keys {
 		w.WriteField(k, f.Fields[k])
 	}
-	h := textproto.MIMEHeader{}
-	h.Set("Content-Disposition", `form-data; name="file"; filename="`+f.File.Name+`"`)
-	h.Set("Content-Type", f.File.Type)
-	part, err := w.CreatePart(h)
-	if err != nil {
-		return nil, err
+	parts := len(keys)
+	if f.File.Data != "" {
+		field := f.File.Field
+		if field == "" {
+			field = "file"
+		}
+		h := textproto.MIMEHeader{}
+		h.Set("Content-Disposition", `form-data; name="`+field+`"; filename="`+f.File.Name+`"`)
+		h.Set("Content-Type", f.File.Type)
+		part, err := w.CreatePart(h)
+		if err != nil {
+			return nil, err
+		}
+		part.Write(data)
+		parts++
 	}
-	part.Write(data)
 	w.Close()
-	if bytes.Count(buf.Bytes(), []byte(formBoundary)) != len(keys)+2 {
+	if bytes.Count(buf.Bytes(), []byte(formBoundary)) != parts+1 {
 		return nil, fmt.Errorf("audio clip: its bytes hold the form's boundary")
 	}
 	return buf.Bytes(), nil
@@ -134,4 +148,65 @@ func (AudioTranscription) ParseResponse(body []byte) (Response, error) {
 		c.Items = 1
 	}
 	return c, nil
+}
+
+// ImageEdit is OpenAI's /v1/images/edits (AIPerf's image_edit; SGLang
+// and FLUX.2 serving): the prompt and the request's first image uploaded
+// as a multipart form (its "image" file; an http(s) image as SGLang's
+// "url" field), answered as image generation is.
+type ImageEdit struct{ whole }
+
+var (
+	_ NonToken = ImageEdit{}
+	_ FormBody = ImageEdit{}
+)
+
+// ContentType is a multipart form's, with its boundary.
+func (ImageEdit) ContentType() string { return AudioTranscription{}.ContentType() }
+
+// Unit is what a request counts.
+func (ImageEdit) Unit() string { return "images" }
+
+// Wire is the multipart form a built body is sent as.
+func (ImageEdit) Wire(body []byte) ([]byte, error) { return wireForm(body) }
+
+// Build makes the upload of the prompt and the first image.
+func (ImageEdit) Build(in Input) ([]byte, error) {
+	if len(in.Images) == 0 || in.Prompt == "" {
+		return nil, fmt.Errorf("an image_edit request needs a prompt and an image (--image-width-mean and --image-height-mean, or an input file's \"text\" and \"image\")")
+	}
+	fields := map[string]string{"model": in.Model, "prompt": in.Prompt, "response_format": "b64_json", "n": "1"}
+	for k, v := range in.Extra {
+		switch k {
+		case "prompt", "image", "url", "mask": // (the endpoint's own)
+			continue
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			s = string(v)
+		}
+		fields[k] = s
+	}
+	var file formFile
+	u := in.Images[0]
+	if strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") {
+		fields["url"] = u
+	} else {
+		head, data, ok := strings.Cut(strings.TrimPrefix(u, "data:"), ",")
+		mt, _, _ := strings.Cut(head, ";")
+		if !ok || !strings.HasPrefix(mt, "image/") {
+			return nil, fmt.Errorf("image_edit: the image is not an image data URL")
+		}
+		ext := strings.TrimPrefix(mt, "image/")
+		if ext == "jpeg" {
+			ext = "jpg"
+		}
+		file = formFile{Field: "image", Name: "image." + ext, Type: mt, Data: data}
+	}
+	return json.Marshal(formJSON{Fields: fields, File: file})
+}
+
+// ParseResponse reads the edited images, as image generation's.
+func (ImageEdit) ParseResponse(body []byte) (Response, error) {
+	return ImageGeneration{}.ParseResponse(body)
 }

@@ -107,6 +107,7 @@ const (
 	TypeTEIRank     = "hf_tei_rankings"
 	TypeImageRetr   = "image_retrieval"
 	TypeAudioTrans  = "audio_transcription"
+	TypeImageEdit   = "image_edit"
 )
 
 // A Type is one endpoint type: its name (AIPerf's), the names it is also
@@ -132,6 +133,7 @@ var Types = []Type{
 	{Name: TypeNIMEmbed, Path: "/v1/embeddings", Kind: NIMEmbeddings{}},
 	{Name: TypeChatEmbed, Path: "/v1/embeddings", Kind: ChatEmbeddings{}},
 	{Name: TypeImageGen, Path: "/v1/images/generations", Kind: ImageGeneration{}},
+	{Name: TypeImageEdit, Path: "/v1/images/edits", Kind: ImageEdit{}},
 	{Name: TypeNIMRank, Path: "/v1/ranking", Kind: NIMRankings{}},
 	{Name: TypeCohereRank, Path: "/v2/rerank", Kind: CohereRankings{}},
 	{Name: TypeTEIRank, Path: "/rerank", Kind: TEIRankings{}},

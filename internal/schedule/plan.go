@@ -308,10 +308,10 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 				}
 			}
 		}
-		if b.imagesOnly && g.index != nil {
+		if _, edit := b.kind.(endpoint.ImageEdit); (edit || b.imagesOnly) && g.index != nil {
 			for j, m := range g.index.Lines {
 				if !m.Images {
-					return nil, "", fmt.Errorf("%s line %d: --endpoint-type image_retrieval sends each line's images: it has no \"image\" or \"images\"", p.InputFile, j+1)
+					return nil, "", fmt.Errorf("%s line %d: --endpoint-type %s sends each line's images: it has no \"image\" or \"images\"", p.InputFile, j+1, p.EndpointType)
 				}
 			}
 		}

@@ -179,3 +179,27 @@ func (s *Server) transcription(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	io.WriteString(w, `{"text":"`+text+`","usage":{"type":"duration","seconds":`+strconv.Itoa(max(1, words/10))+`}}`)
 }
+
+// imageEdit answers /v1/images/edits after TTFT as OpenAI's API does: the
+// multipart upload's "prompt" and its "image" file (or SGLang's "url"),
+// one edited image as base64.
+func (s *Server) imageEdit(w http.ResponseWriter, r *http.Request) {
+	arrival := s.arrival(r)
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<20)
+	if err := r.ParseMultipartForm(8 << 20); err != nil {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "want a multipart form: "+err.Error())
+		return
+	}
+	defer r.MultipartForm.RemoveAll()
+	prompt := r.FormValue("prompt")
+	_, _, ferr := r.FormFile("image")
+	if prompt == "" || (ferr != nil && r.FormValue("url") == "") {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", `want the form's "prompt" and its "image" (or "url")`)
+		return
+	}
+	if !s.holdNonToken(w, r, arrival, hashBody([]byte(prompt)), tokenizer.Count(prompt)) {
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"created":`+strconv.FormatInt(arrival.Unix(), 10)+`,"data":[{"b64_json":"`+tinyPNG+`"}]}`)
+}

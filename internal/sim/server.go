@@ -169,6 +169,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /rerank", func(w http.ResponseWriter, r *http.Request) { s.rankings(w, r, teiRank) })
 	s.mux.HandleFunc("POST /v1/infer", s.imageRetrieval)
 	s.mux.HandleFunc("POST /v1/audio/transcriptions", s.transcription)
+	s.mux.HandleFunc("POST /v1/images/edits", s.imageEdit)
 	s.mux.HandleFunc("POST /generate", s.nativeGenerate)
 	s.mux.HandleFunc("POST /v2/models/{model}/generate", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, tritonShape) })
 	s.mux.HandleFunc("POST /v2/models/{model}/generate_stream", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, tritonShape) })
