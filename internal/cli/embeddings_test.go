@@ -609,3 +609,44 @@ func TestImageEdit(t *testing.T) {
 		}
 	}
 }
+
+// video_generation submits the prompt as a form, polls the job until it
+// is completed, and times the request to the answer that says so: never
+// less than serve's 4 × TTFT of generation.
+func TestVideoGeneration(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT = 50 * time.Millisecond
+	url, sink := captureBodies(t, sim.New(cfg))
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "wan", "-u", url, "--endpoint-type", "video_generation", "--request-count", "2", "--isl", "10",
+		"--extra-inputs", "size:640x360", "--extra-inputs", "seconds:4", "--no-server-metrics", "--artifact-dir", dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	r, err := result.Read(dir)
+	if err != nil || r.Counts.OK != 2 {
+		t.Fatalf("%v, counts %+v", err, r.Counts)
+	}
+	if lat := r.Metrics[metrics.RequestLatency].Dist; lat.Min < 200 {
+		t.Errorf("request latency min %.1f ms: shorter than the job's 200 ms", lat.Min)
+	}
+	posts, polls := 0, 0
+	for _, got := range sink.take() {
+		switch {
+		case got.path == "/v1/videos":
+			posts++
+			req := httptest.NewRequest("POST", got.path, strings.NewReader(got.body))
+			req.Header.Set("Content-Type", endpoint.VideoGeneration{}.ContentType())
+			if req.ParseMultipartForm(1<<20) != nil || req.FormValue("model") != "wan" || req.FormValue("size") != "640x360" || req.FormValue("seconds") != "4" || req.FormValue("prompt") == "" {
+				t.Errorf("a submission not of the model, prompt and extra inputs: %.200s", got.body)
+			}
+		case strings.HasPrefix(got.path, "/v1/videos/video_"):
+			polls++
+		default:
+			t.Errorf("a request to %s", got.path)
+		}
+	}
+	if posts != 2 || polls < 2 {
+		t.Errorf("%d submissions and %d polls, want 2 and some", posts, polls)
+	}
+}

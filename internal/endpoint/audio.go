@@ -9,6 +9,7 @@ import (
 	"net/textproto"
 	"sort"
 	"strings"
+	"time"
 )
 
 // AudioTranscription is OpenAI's /v1/audio/transcriptions (AIPerf's
@@ -209,4 +210,102 @@ func (ImageEdit) Build(in Input) ([]byte, error) {
 // ParseResponse reads the edited images, as image generation's.
 func (ImageEdit) ParseResponse(body []byte) (Response, error) {
 	return ImageGeneration{}.ParseResponse(body)
+}
+
+// VideoGeneration is OpenAI's and SGLang's /v1/videos (AIPerf's
+// video_generation): the prompt (with --extra-inputs such as size and
+// seconds) submitted as a multipart form, answered with a job, which the
+// client polls (GET /v1/videos/{id}) until it is completed or failed; the
+// request's latency runs from the submission to the answer that says it
+// is done. Non-token: videos/s.
+type VideoGeneration struct{ whole }
+
+var (
+	_ NonToken = VideoGeneration{}
+	_ FormBody = VideoGeneration{}
+	_ Polled   = VideoGeneration{}
+)
+
+// A Polled Kind answers with a job to poll: Job reads a submission's or a
+// poll's answer (its id, and whether it is done), and PollEvery is how
+// long the client waits between polls.
+type Polled interface {
+	Job(body []byte) (id string, done bool, err error)
+	PollEvery() time.Duration
+}
+
+// ContentType is a multipart form's, with its boundary.
+func (VideoGeneration) ContentType() string { return AudioTranscription{}.ContentType() }
+
+// Unit is what a request counts.
+func (VideoGeneration) Unit() string { return "videos" }
+
+// Wire is the multipart form a built body is sent as.
+func (VideoGeneration) Wire(body []byte) ([]byte, error) { return wireForm(body) }
+
+// PollEvery is the wait between polls.
+func (VideoGeneration) PollEvery() time.Duration { return 100 * time.Millisecond }
+
+// Build makes the submission of the prompt.
+func (VideoGeneration) Build(in Input) ([]byte, error) {
+	if in.Prompt == "" {
+		return nil, fmt.Errorf("a video_generation request needs a prompt")
+	}
+	fields := map[string]string{"model": in.Model, "prompt": in.Prompt}
+	for k, v := range in.Extra {
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			s = string(v)
+		}
+		fields[k] = s
+	}
+	return json.Marshal(formJSON{Fields: fields})
+}
+
+type videoJob struct {
+	ID     string          `json:"id"`
+	Status string          `json:"status"`
+	Error  json.RawMessage `json:"error"`
+	Detail json.RawMessage `json:"detail"`
+}
+
+// Job reads a video job: done when completed, an error when failed.
+func (VideoGeneration) Job(body []byte) (string, bool, error) {
+	var j videoJob
+	if err := json.Unmarshal(body, &j); err != nil {
+		return "", false, fmt.Errorf("malformed JSON: %w", err)
+	}
+	switch {
+	case j.Status == "failed" || j.Status == "cancelled" || hasError(j.Error):
+		return j.ID, true, nil // (ParseResponse names the failure)
+	case j.Status == "completed":
+		return j.ID, true, nil
+	case j.ID == "":
+		if hasError(j.Detail) {
+			return "", true, nil
+		}
+		return "", false, fmt.Errorf("a video job without an id")
+	}
+	return j.ID, false, nil
+}
+
+// ParseResponse reads the last answer of a job: a completed video is an
+// item, a failed one the server's error.
+func (VideoGeneration) ParseResponse(body []byte) (Response, error) {
+	var j videoJob
+	if err := json.Unmarshal(body, &j); err != nil {
+		return Chunk{}, fmt.Errorf("malformed JSON: %w", err)
+	}
+	var c Chunk
+	switch {
+	case hasError(j.Error):
+		c.ServerErr = string(j.Error)
+	case j.Status == "failed" || j.Status == "cancelled":
+		c.ServerErr = "the video job " + j.Status
+	case j.ID == "" && hasError(j.Detail):
+		c.ServerErr = string(j.Detail)
+	case j.Status == "completed":
+		c.Items = 1
+	}
+	return c, nil
 }

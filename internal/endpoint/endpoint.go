@@ -108,6 +108,7 @@ const (
 	TypeImageRetr   = "image_retrieval"
 	TypeAudioTrans  = "audio_transcription"
 	TypeImageEdit   = "image_edit"
+	TypeVideoGen    = "video_generation"
 )
 
 // A Type is one endpoint type: its name (AIPerf's), the names it is also
@@ -134,6 +135,7 @@ var Types = []Type{
 	{Name: TypeChatEmbed, Path: "/v1/embeddings", Kind: ChatEmbeddings{}},
 	{Name: TypeImageGen, Path: "/v1/images/generations", Kind: ImageGeneration{}},
 	{Name: TypeImageEdit, Path: "/v1/images/edits", Kind: ImageEdit{}},
+	{Name: TypeVideoGen, Path: "/v1/videos", Kind: VideoGeneration{}},
 	{Name: TypeNIMRank, Path: "/v1/ranking", Kind: NIMRankings{}},
 	{Name: TypeCohereRank, Path: "/v2/rerank", Kind: CohereRankings{}},
 	{Name: TypeTEIRank, Path: "/rerank", Kind: TEIRankings{}},

@@ -96,3 +96,28 @@ func TestAudioTranscriptionForm(t *testing.T) {
 		t.Error("an error answer read as good")
 	}
 }
+
+// A video job is followed until completed or failed; a completed one is
+// an item, a failed one the server's error.
+func TestVideoJobs(t *testing.T) {
+	k := VideoGeneration{}
+	for body, want := range map[string]struct {
+		done  bool
+		items int
+		fail  bool
+	}{
+		`{"id":"v1","status":"queued"}`:                           {false, 0, false},
+		`{"id":"v1","status":"in_progress","progress":5}`:         {false, 0, false},
+		`{"id":"v1","status":"completed","url":"/x"}`:             {true, 1, false},
+		`{"id":"v1","status":"failed","error":{"message":"oom"}}`: {true, 0, true},
+	} {
+		id, done, err := k.Job([]byte(body))
+		r, _ := k.ParseResponse([]byte(body))
+		if err != nil || id != "v1" || done != want.done || (done && (r.Items != want.items || (r.ServerErr != "") != want.fail)) {
+			t.Errorf("%s: id %q, done %v, %+v, %v", body, id, done, r, err)
+		}
+	}
+	if _, _, err := k.Job([]byte(`{"status":"queued"}`)); err == nil {
+		t.Error("a job without an id was followed")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
@@ -202,4 +203,92 @@ func (s *Server) imageEdit(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	io.WriteString(w, `{"created":`+strconv.FormatInt(arrival.Unix(), 10)+`,"data":[{"b64_json":"`+tinyPNG+`"}]}`)
+}
+
+// videoJob is one /v1/videos job: done when its generation time is up
+// (kept until a minute after, once there are many).
+type videoJob struct {
+	model string
+	at    time.Time // submitted
+	done  time.Time
+}
+
+// videos takes a /v1/videos submission (a multipart form, or JSON, with
+// a prompt) and answers with a queued job, which takes 4 × TTFT (the
+// speed factor in it) to generate; GET /v1/videos/{id} answers its
+// status, in_progress with its progress until it is completed.
+func (s *Server) videos(w http.ResponseWriter, r *http.Request) {
+	arrival := s.arrival(r)
+	prompt, model := "", ""
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<20)
+		if err := r.ParseMultipartForm(8 << 20); err != nil {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", "want a multipart form: "+err.Error())
+			return
+		}
+		defer r.MultipartForm.RemoveAll()
+		prompt, model = r.FormValue("prompt"), r.FormValue("model")
+	} else {
+		body, ok := readBody(w, r)
+		if !ok {
+			return
+		}
+		var req struct{ Prompt, Model string }
+		json.Unmarshal(body, &req)
+		prompt, model = req.Prompt, req.Model
+	}
+	if prompt == "" {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", `want a "prompt"`)
+		return
+	}
+	if s.refused(w, s.cfg.Faults.pick(hashBody([]byte(prompt)))) {
+		return
+	}
+	s.metrics.promptTokens.Add(int64(tokenizer.Count(prompt)))
+	s.videoMu.Lock()
+	s.videoN++
+	id := "video_" + strconv.Itoa(s.videoN)
+	if s.videoJobs == nil {
+		s.videoJobs = map[string]*videoJob{}
+	}
+	if len(s.videoJobs) >= 10_000 { // (bounded: done a minute ago, forgotten)
+		for k, old := range s.videoJobs {
+			if time.Since(old.done) > time.Minute {
+				delete(s.videoJobs, k)
+			}
+		}
+	}
+	s.videoJobs[id] = &videoJob{model: model, at: arrival, done: arrival.Add(4 * s.cfg.TTFT)}
+	s.videoMu.Unlock()
+	s.writeVideo(w, id)
+}
+
+// video answers a job's status.
+func (s *Server) video(w http.ResponseWriter, r *http.Request) {
+	s.writeVideo(w, r.PathValue("id"))
+}
+
+func (s *Server) writeVideo(w http.ResponseWriter, id string) {
+	s.videoMu.Lock()
+	j, ok := s.videoJobs[id]
+	s.videoMu.Unlock()
+	if !ok {
+		apiError(w, http.StatusNotFound, "invalid_request_error", "no video "+id)
+		return
+	}
+	status, progress := "in_progress", 0
+	if now := time.Now(); !now.Before(j.done) {
+		status, progress = "completed", 100
+	} else if total := j.done.Sub(j.at); total > 0 {
+		progress = int(100 * now.Sub(j.at) / total)
+	}
+	mj, _ := json.Marshal(j.model)
+	out := `{"id":"` + id + `","object":"video","model":` + string(mj) + `,"status":"` + status + `","progress":` + strconv.Itoa(progress) +
+		`,"created_at":` + strconv.FormatInt(j.at.Unix(), 10)
+	if status == "completed" {
+		out += `,"completed_at":` + strconv.FormatInt(j.done.Unix(), 10) + `,"url":"/v1/videos/` + id + `/content"`
+		s.metrics.requests.Add(1)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, out+`}`)
 }

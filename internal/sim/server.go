@@ -104,11 +104,15 @@ func (t *Truth) chunk(k int, arrival, last, now time.Time) {
 type Server struct {
 	cfg     Config
 	created int64
-	mu      sync.Mutex
-	truths  []Truth
-	dropped int
-	mux     *http.ServeMux
-	metrics simMetrics
+	// /v1/videos jobs, by id.
+	videoMu   sync.Mutex
+	videoN    int
+	videoJobs map[string]*videoJob
+	mu        sync.Mutex
+	truths    []Truth
+	dropped   int
+	mux       *http.ServeMux
+	metrics   simMetrics
 
 	pace   *pacer          // one for all streams: see pacer
 	ctx    context.Context // ends at Close
@@ -170,6 +174,8 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /v1/infer", s.imageRetrieval)
 	s.mux.HandleFunc("POST /v1/audio/transcriptions", s.transcription)
 	s.mux.HandleFunc("POST /v1/images/edits", s.imageEdit)
+	s.mux.HandleFunc("POST /v1/videos", s.videos)
+	s.mux.HandleFunc("GET /v1/videos/{id}", s.video)
 	s.mux.HandleFunc("POST /generate", s.nativeGenerate)
 	s.mux.HandleFunc("POST /v2/models/{model}/generate", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, tritonShape) })
 	s.mux.HandleFunc("POST /v2/models/{model}/generate_stream", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, tritonShape) })
