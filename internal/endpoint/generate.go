@@ -186,10 +186,20 @@ func (SGLangGenerate) ParseChunk(data []byte) (Chunk, error)       { return pars
 func (SGLangGenerate) ParseResponse(body []byte) (Response, error) { return parseSGLang(body) }
 
 // Scan decodes each event (its meta_info carries the counts).
+//
+// Every event carries the whole text so far, so a full decode of each is
+// quadratic in the output: an event whose finish_reason is still null
+// (all but the last) has its text found without one, as OpenAI chunks'
+// is; the last, with the counts and the finish, is decoded whole.
 func (SGLangGenerate) Scan(data, buf []byte) ([]byte, int, *Chunk, error) {
+	if bytes.Contains(data, []byte(`"finish_reason":null`)) && bytes.Contains(data, []byte(`"text":"`)) {
+		return scan(data, buf, sglangKeys, 0, parseSGLang)
+	}
 	c, err := parseSGLang(data)
 	if err != nil {
 		return nil, 0, nil, err
 	}
 	return []byte(c.Content), 0, &c, nil
 }
+
+var sglangKeys = [][]byte{[]byte(`"text":`)}

@@ -121,3 +121,24 @@ func TestVideoJobs(t *testing.T) {
 		t.Error("a job without an id was followed")
 	}
 }
+
+// The fast readings of SGLang's and Triton's events agree with their full
+// decodes: a cumulative text with the finish still null, a Triton string
+// and a batch of one.
+func TestFastScansAgree(t *testing.T) {
+	for _, c := range []struct {
+		kind Kind
+		ev   string
+	}{
+		{SGLangGenerate{}, `{"text":"hello wor\"ld","output_ids":[1,2],"meta_info":{"id":"x","finish_reason":null,"prompt_tokens":3,"completion_tokens":2}}`},
+		{SGLangGenerate{}, `{"text":"done","meta_info":{"finish_reason":{"type":"length","length":4},"prompt_tokens":3,"completion_tokens":4}}`},
+		{TritonGenerate{}, `{"model_name":"m","model_version":"1","text_output":" tok"}`},
+		{TritonGenerate{}, `{"model_name":"m","text_output":[" batch"]}`},
+	} {
+		got, _, _, err := c.kind.Scan([]byte(c.ev), nil)
+		want, werr := c.kind.ParseChunk([]byte(c.ev))
+		if err != nil || werr != nil || string(got) != want.Content || want.Content == "" {
+			t.Errorf("%T %s: scanned %q (%v), decoded %q (%v)", c.kind, c.ev, got, err, want.Content, werr)
+		}
+	}
+}

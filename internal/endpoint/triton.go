@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -60,7 +61,12 @@ func (TritonGenerate) ParseChunk(data []byte) (Chunk, error)       { return pars
 func (TritonGenerate) ParseResponse(body []byte) (Response, error) { return parseTriton(body) }
 
 // Scan decodes each event.
+var tritonKeys = [][]byte{[]byte(`"text_output":`)}
+
 func (TritonGenerate) Scan(data, buf []byte) ([]byte, int, *Chunk, error) {
+	if bytes.Contains(data, []byte(`"text_output":"`)) && !bytes.Contains(data, []byte(`"error"`)) {
+		return scan(data, buf, tritonKeys, 0, parseTriton) // (a string's text without a decode; a batch's list is decoded)
+	}
 	c, err := parseTriton(data)
 	if err != nil {
 		return nil, 0, nil, err
