@@ -9,6 +9,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -134,6 +135,11 @@ func TestRankingsEndpoints(t *testing.T) {
 			}
 			if _, ok := run.Metrics[metrics.TTFT]; ok {
 				t.Errorf("%s: a token metric", typ)
+			}
+			// Passages a second: a synthetic query ranks 3, a file's 2.
+			perQuery := map[bool]float64{false: 3, true: 2}[fromFile]
+			if it, rq := run.Metrics[metrics.ItemTput].Rate, run.Metrics[metrics.RequestTput].Rate; it == nil || it.Unit != "passages/sec" || math.Abs(it.Value/rq.Value-perQuery) > 1e-6 {
+				t.Errorf("%s: item throughput %+v against %+v requests/s, want %g passages a query", typ, it, rq, perQuery)
 			}
 		}
 		collect()

@@ -574,6 +574,7 @@ func (c *Client) parseWhole(b []byte, rec *record.Record) {
 		rec.ServerISL, rec.ServerOSL = r.Usage.PromptTokens, r.Usage.CompletionTokens
 	}
 	if nt, ok := c.Kind.(endpoint.NonToken); ok {
+		rec.Items = r.Items
 		if r.Items == 0 {
 			rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "the response held no "+nt.Unit()
 		}

@@ -14,8 +14,8 @@ import (
 // [{"index", "relevance_score"}]}), which vLLM serves too; TEIRankings is
 // Hugging Face TEI's /rerank ({"query", "texts"}, answered with a bare
 // list of {"index", "score"}). A rankings request generates no tokens: a
-// run reports its latency and queries/s, and an answer is good when it
-// ranks at least one passage.
+// run reports its latency, queries/s (requests) and passages/s (the
+// item throughput), and an answer is good when it ranks a passage.
 type (
 	NIMRankings    struct{ rankings }
 	CohereRankings struct{ rankings }
@@ -51,7 +51,7 @@ func (whole) Auth(apiKey string) [][2]string { return openAI{}.Auth(apiKey) }
 type rankings struct{ whole }
 
 func (rankings) Ranking()     {}
-func (rankings) Unit() string { return "queries" }
+func (rankings) Unit() string { return "passages" }
 
 // query is the request's query: Query, or the prompt (after its system
 // text) when it has none.

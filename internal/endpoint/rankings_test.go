@@ -39,8 +39,8 @@ func TestRankings(t *testing.T) {
 		if _, err := c.kind.ParseResponse([]byte(`{"rankings":`)); err == nil || !strings.Contains(err.Error(), "malformed") {
 			t.Errorf("%T: a cut body read as %v", c.kind, err)
 		}
-		if nt, ok := c.kind.(NonToken); !ok || nt.Unit() != "queries" {
-			t.Errorf("%T: not a non-token kind of queries", c.kind)
+		if nt, ok := c.kind.(NonToken); !ok || nt.Unit() != "passages" {
+			t.Errorf("%T: not a non-token kind of passages", c.kind)
 		}
 	}
 	// Without a query, the prompt is the query.

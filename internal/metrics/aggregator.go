@@ -106,6 +106,10 @@ type Aggregator struct {
 	// ServerCounts takes ISL and OSL from the server's usage when a
 	// response carried one (--use-server-token-count).
 	ServerCounts bool
+	// ItemUnit names what a non-token endpoint's answers hold (inputs,
+	// passages, images): with it, their count a second is the item
+	// throughput, in that unit.
+	ItemUnit string
 
 	dists     map[string]*series
 	lag       *series // schedule lag, sent − due: the tool's own health
@@ -118,6 +122,8 @@ type Aggregator struct {
 	totalOSL  int64
 	winTokens []float64
 	winOK     []float64
+	items     int64
+	winItems  []float64
 	winGood   []float64
 
 	islMismatch, oslMismatch, short, noUsage, connRetries int
@@ -234,6 +240,9 @@ func (a *Aggregator) Add(r *record.Record) {
 	grow(&a.winTokens, w)
 	grow(&a.winOK, w)
 	grow(&a.winGood, w)
+	grow(&a.winItems, w)
+	a.items += int64(r.Items)
+	a.winItems[w] += float64(r.Items)
 	// Tokens count in the window they arrived in (a stream's OSL spread
 	// evenly over its chunks), not all at the request's end: a closed loop
 	// whose requests end in bursts still streams tokens at a steady rate.
@@ -387,6 +396,9 @@ func (a *Aggregator) Summary() *Summary {
 			s.Metrics[OutputTput] = rate(unit(OutputTput), float64(a.totalOSL), a.winTokens)
 		}
 		s.Metrics[RequestTput] = rate(unit(RequestTput), float64(a.counts.OK), a.winOK)
+		if a.ItemUnit != "" && a.items > 0 {
+			s.Metrics[ItemTput] = rate(a.ItemUnit+"/sec", float64(a.items), a.winItems)
+		}
 		if len(a.SLOs) > 0 {
 			s.Metrics[Goodput] = rate(unit(Goodput), float64(a.counts.Good), a.winGood)
 		}

@@ -31,6 +31,7 @@ var Facts = []Fact{
 	{Name: ConnSetup, Display: "Connection Setup", Short: "Connection setup", Unit: "ms"},
 	{Name: OutputTput, Display: "Output Token Throughput", Short: "Output tokens/s", Unit: "tokens/sec", Rate: true, HigherIsBetter: true},
 	{Name: RequestTput, Display: "Request Throughput", Short: "Requests/s", Unit: "requests/sec", Rate: true, HigherIsBetter: true},
+	{Name: ItemTput, Display: "Item Throughput", Short: "Items/s", Unit: "items/sec", Rate: true, HigherIsBetter: true},
 	{Name: Goodput, Display: "Goodput", Short: "Goodput", Unit: "requests/sec", Rate: true, HigherIsBetter: true},
 }
 

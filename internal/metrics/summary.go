@@ -54,6 +54,7 @@ const (
 	ConnSetup       = "connection_setup"
 	OutputTput      = "output_token_throughput"
 	RequestTput     = "request_throughput"
+	ItemTput        = "item_throughput" // a non-token endpoint's items (inputs, passages, images) a second
 	Goodput         = "goodput"
 )
 

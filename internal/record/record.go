@@ -65,6 +65,7 @@ type Record struct {
 	MaxTokens  int    `json:"max_tokens,omitempty"`
 	ServerISL  int    `json:"server_isl,omitempty"` // from the server's usage, when it sent one
 	ServerOSL  int    `json:"server_osl,omitempty"`
+	Items      int    `json:"items,omitempty"`        // a non-token answer's items (vectors, ranked passages, images)
 	Retried    bool   `json:"conn_retried,omitempty"` // resent once on a fresh connection after the server closed a kept-alive one
 	Status     int    `json:"status,omitempty"`
 	ErrKind    string `json:"error_kind,omitempty"`

@@ -26,6 +26,7 @@ import (
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/controller"
+	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/result"
@@ -274,6 +275,11 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 	g := &gathered{agg: metrics.NewAggregator(time.Duration(p.SliceDuration*float64(time.Second)), slos), workers: len(shards)}
 	g.agg.FromDue = plan.Profiling().Open
 	g.agg.ServerCounts = p.UseServerTokenCount
+	if t, err := endpoint.Lookup(p.EndpointType); err == nil {
+		if nt, ok := t.Kind.(endpoint.NonToken); ok {
+			g.agg.ItemUnit = nt.Unit()
+		}
+	}
 	rw, err := result.NewRecordWriter(r.dir)
 	if err != nil {
 		return nil, Failf("write records.jsonl: %v", err)
