@@ -234,6 +234,10 @@ type reply struct {
 	seq       int // the Responses API's sequence numbers
 	badAt     int // the chunk sent broken (faultMalformed), else −1
 	sent      int // chunks sent before the connection is reset (faultDisconnect), else n
+	// SGLang's cumulative text so far, quoted but for the closing quote,
+	// and its words: each event appends its word, not the whole again.
+	sgText  []byte
+	sgWords int
 }
 
 // dueOf is when chunk k is due (in exact mode, with a stall applied).

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +197,19 @@ func TestModelsAndHealth(t *testing.T) {
 	b, _ := io.ReadAll(r.Body)
 	if !strings.Contains(string(b), `"id":"mine"`) || !json.Valid(b) {
 		t.Fatalf("models: %s", b)
+	}
+}
+
+// SGLang's cumulative text, extended event by event, is the whole text
+// quoted, as made afresh.
+func TestSGLangTextExtends(t *testing.T) {
+	rp := &reply{h: 12345}
+	for n := 1; n <= 40; n++ {
+		if got, want := string(rp.sglangText(n)), strconv.Quote(string(rp.words(n))); got != want {
+			t.Fatalf("after %d words: %s, want %s", n, got, want)
+		}
+	}
+	if got, want := string(rp.sglangText(3)), strconv.Quote(string(rp.words(3))); got != want {
+		t.Fatalf("out of order: %s, want %s", got, want)
 	}
 }

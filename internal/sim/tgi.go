@@ -56,6 +56,21 @@ func (rp *reply) words(upTo int) []byte {
 	return b
 }
 
+// sglangText is the first upTo words as a JSON string, kept from the
+// previous event and extended (events come in order; another order is
+// made afresh).
+func (rp *reply) sglangText(upTo int) []byte {
+	if upTo < rp.sgWords || rp.sgText == nil {
+		rp.sgText, rp.sgWords = append(rp.sgText[:0], '"'), 0
+	}
+	var word [64]byte
+	for ; rp.sgWords < upTo; rp.sgWords++ {
+		q := strconv.AppendQuote(word[:0], " "+tokenizer.Word(int(rp.h)+rp.sgWords))
+		rp.sgText = append(rp.sgText, q[1:len(q)-1]...)
+	}
+	return append(rp.sgText, '"')
+}
+
 func (rp *reply) tgiDetails() string {
 	return `{"finish_reason":"` + rp.finish + `","generated_tokens":` + strconv.Itoa(rp.n) + `,"seed":null}`
 }
@@ -90,7 +105,7 @@ func (rp *reply) nativeEvent(buf []byte, k int) []byte {
 		return append(buf, `","logprob":-0.25,"special":false},"generated_text":`+gen+`,"details":`+details+"}\n\n"...)
 	}
 	buf = append(buf, `data: {"text":`...)
-	buf = strconv.AppendQuote(buf, string(rp.words(k+1)))
+	buf = append(buf, rp.sglangText(k+1)...)
 	return append(buf, `,"meta_info":`+rp.sglangMeta(k+1, final)+"}\n\n"...)
 }
 
