@@ -396,7 +396,8 @@ func (s *bodySink) bodies() []string {
 
 // Audio in chat requests: synthetic WAV clips of the --audio-* length,
 // rate and depth, and an input file's "audio"/"audios" (a .wav file read
-// and encoded, AIPerf's "wav,<base64>" as it is), as input_audio parts.
+// and encoded, AIPerf's "wav,<base64>" as it is), as input_audio parts;
+// and a line's "video", a video_url part.
 func TestChatAudio(t *testing.T) {
 	cfg := sim.DefaultConfig
 	cfg.TTFT, cfg.ITL = 2*time.Millisecond, time.Millisecond
@@ -446,8 +447,9 @@ func TestChatAudio(t *testing.T) {
 	wav := []byte("RIFF....WAVEfmt not a real clip")
 	os.WriteFile(filepath.Join(dir, "q.wav"), wav, 0o644)
 	file := filepath.Join(dir, "asr.jsonl")
-	os.WriteFile(file, []byte(`{"text": "transcribe", "audio": "q.wav"}`+"\n"+`{"audios": ["wav,UklGRg=="]}`+"\n"), 0o644)
-	res = runCLI(t, time.Minute, "profile", "-m", "asr", "-u", url, "--request-count", "2", "--osl", "2", "--input-file", file,
+	os.WriteFile(filepath.Join(dir, "clip.mp4"), []byte("....ftypmp42"), 0o644)
+	os.WriteFile(file, []byte(`{"text": "transcribe", "audio": "q.wav"}`+"\n"+`{"audios": ["wav,UklGRg=="]}`+"\n"+`{"text": "what happens?", "video": "clip.mp4"}`+"\n"), 0o644)
+	res = runCLI(t, time.Minute, "profile", "-m", "asr", "-u", url, "--request-count", "3", "--osl", "2", "--input-file", file,
 		"--custom-dataset-type", "single_turn", "--no-server-metrics", "--artifact-dir", filepath.Join(t.TempDir(), "run"))
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
@@ -457,6 +459,9 @@ func TestChatAudio(t *testing.T) {
 	all := strings.Join(got, "\n")
 	if !strings.Contains(all, `"data":"`+base64.StdEncoding.EncodeToString(wav)+`","format":"wav"`) || !strings.Contains(all, `"data":"UklGRg==","format":"wav"`) {
 		t.Errorf("the file's audio was not sent: %.400s", all)
+	}
+	if !strings.Contains(all, `{"type":"video_url","video_url":{"url":"data:video/mp4;base64,`+base64.StdEncoding.EncodeToString([]byte("....ftypmp42"))+`"}}`) {
+		t.Errorf("the file's video was not sent as a video_url part: %.600s", all)
 	}
 }
 

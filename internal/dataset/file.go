@@ -52,8 +52,8 @@ type fileLine struct {
 	Images []string        `json:"images"`
 	Audio  *string         `json:"audio"`
 	Audios []string        `json:"audios"`
-	Video  json.RawMessage `json:"video"`
-	Videos json.RawMessage `json:"videos"`
+	Video  *string         `json:"video"`
+	Videos []string        `json:"videos"`
 	Turns  json.RawMessage `json:"turns"`
 }
 
@@ -134,8 +134,6 @@ func (fl *fileLine) refused() string {
 	switch {
 	case fl.Delay != nil:
 		return `"delay" (give "timestamp" in ms and --fixed-schedule instead)`
-	case fl.Video != nil || fl.Videos != nil:
-		return `"video(s)": only text, images and audio are sent so far`
 	case fl.Turns != nil:
 		return `"turns" (a multi_turn conversation: multi-turn sessions are not supported yet)`
 	}
@@ -200,6 +198,16 @@ type LineMeta struct {
 	Query            bool // the line's named texts have a query (a rankings line)
 	Images           bool // the line has "image" or "images"
 	Audio            bool // the line has "audio" or "audios"
+	Video            bool // the line has "video" or "videos"
+}
+
+// videos is the line's "video" and "videos", in that order.
+func (fl *fileLine) videos() []string {
+	var out []string
+	if fl.Video != nil {
+		out = append(out, *fl.Video)
+	}
+	return append(out, fl.Videos...)
 }
 
 // audios is the line's "audio" and "audios", in that order.
@@ -360,6 +368,12 @@ func (x *Index) parse(raw []byte, n int) (LineMeta, *fileLine, error) {
 		}
 		m.Audio = true
 	}
+	for _, ref := range fl.videos() {
+		if _, _, err := videoFile(ref, filepath.Dir(path)); err != nil {
+			return m, nil, fmt.Errorf("%s:%d: %v", path, n, err)
+		}
+		m.Video = true
+	}
 	switch {
 	case len(fl.HashIDs) > 0 && blocks.Size <= 0:
 		return m, nil, fmt.Errorf("%s:%d: \"hash_ids\" is a Mooncake trace's: give --custom-dataset-type mooncake_trace", path, n)
@@ -392,7 +406,7 @@ func (x *Index) parse(raw []byte, n int) (LineMeta, *fileLine, error) {
 		return m, nil, fmt.Errorf("%s:%d: \"input_length\" %d is past %d tokens, longer than any model's context", path, n, *fl.InputLength, MaxInputLength)
 	case fl.InputLength != nil && *fl.InputLength > 0:
 		m.ISL, m.Derived = int32(*fl.InputLength), true
-	case m.Images || m.Audio: // (media alone, no text)
+	case m.Images || m.Audio || m.Video: // (media alone, no text)
 	default:
 		return m, nil, fmt.Errorf("%s:%d: want \"text\" (or \"texts\", \"text_input\") or a positive \"input_length\"", path, n)
 	}
@@ -437,38 +451,47 @@ type LineData struct {
 	Named  []NamedText
 	Images []string // as requests send them (URLs, files as data URLs)
 	Audios []Audio
+	Videos []string // URLs, files as data URLs
 }
 
 // Read is line j, read back from f (the indexed file).
 func (x *Index) Read(j int, f io.ReaderAt) (LineData, error) {
 	text, extra, named, images, err := x.read(j, f)
 	d := LineData{Text: text, Extra: extra, Named: named, Images: images}
-	if err == nil && x.Lines[j].Audio {
-		d.Audios, err = x.readAudios(j, f)
+	if err == nil && (x.Lines[j].Audio || x.Lines[j].Video) {
+		d.Audios, d.Videos, err = x.readMedia(j, f)
 	}
 	return d, err
 }
 
-// readAudios is line j's audio clips.
-func (x *Index) readAudios(j int, f io.ReaderAt) ([]Audio, error) {
+// readMedia is line j's audio clips and videos.
+func (x *Index) readMedia(j int, f io.ReaderAt) ([]Audio, []string, error) {
 	m := x.Lines[j]
 	raw := make([]byte, m.Len)
 	if _, err := f.ReadAt(raw, m.Off); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: read line %d again: %w", x.Path, j+1, err)
+		return nil, nil, fmt.Errorf("%s: read line %d again: %w", x.Path, j+1, err)
 	}
 	var fl fileLine
 	if err := json.Unmarshal(bytes.TrimSpace(raw), &fl); err != nil {
-		return nil, fmt.Errorf("%s: the file changed since it was read: %v", x.Path, err)
+		return nil, nil, fmt.Errorf("%s: the file changed since it was read: %v", x.Path, err)
 	}
 	var out []Audio
 	for _, ref := range fl.audios() {
 		a, err := AudioOf(ref, filepath.Dir(x.Path))
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", x.Path, j+1, err)
+			return nil, nil, fmt.Errorf("%s:%d: %v", x.Path, j+1, err)
 		}
 		out = append(out, a)
 	}
-	return out, nil
+	var videos []string
+	for _, ref := range fl.videos() {
+		u, err := VideoURL(ref, filepath.Dir(x.Path))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s:%d: %v", x.Path, j+1, err)
+		}
+		videos = append(videos, u)
+	}
+	return out, videos, nil
 }
 
 func (x *Index) read(j int, f io.ReaderAt) (string, map[string]json.RawMessage, []NamedText, []string, error) {

@@ -143,7 +143,7 @@ func TestAIPerfSingleTurnFields(t *testing.T) {
 {"texts": "not a list"}
 `), 0o644)
 	_, err = IndexFile(p, nil, 1, Blocks{})
-	for _, w := range []string{`prompts.jsonl:1: "delay"`, `prompts.jsonl:2: image "x.png": no such file`, `prompts.jsonl:3: "turns"`, "prompts.jsonl:5:", `prompts.jsonl:4: "video(s)"`} {
+	for _, w := range []string{`prompts.jsonl:1: "delay"`, `prompts.jsonl:2: image "x.png": no such file`, `prompts.jsonl:3: "turns"`, "prompts.jsonl:5:", `prompts.jsonl:4: audio "a.wav": no such file`} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("err = %v, want it to name %q", err, w)
 		}

@@ -91,3 +91,37 @@ func imageFile(ref, base string) (path, mediaType string, err error) {
 	}
 	return path, mt, nil
 }
+
+// VideoURL is an input file's video as a request sends it: a URL (http,
+// https or data) as it is, or a file (.mp4, .webm, .mov), read and sent as
+// a data URL of its type. A relative path is the input file's folder's.
+func VideoURL(ref, base string) (string, error) {
+	path, mt, err := videoFile(ref, base)
+	if path == "" || err != nil {
+		return ref, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("video %q: %w", ref, err)
+	}
+	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(b), nil
+}
+
+// videoFile is ref's file and type ("" for a URL), checked to be there.
+func videoFile(ref, base string) (path, mediaType string, err error) {
+	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") || strings.HasPrefix(ref, "data:") {
+		return "", "", nil
+	}
+	path = ref
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(base, path)
+	}
+	mt := map[string]string{".mp4": "video/mp4", ".webm": "video/webm", ".mov": "video/quicktime", ".mkv": "video/x-matroska"}[strings.ToLower(filepath.Ext(path))]
+	if mt == "" {
+		return "", "", fmt.Errorf("video %q: want a .mp4, .webm, .mov or .mkv file, or an http(s) or data URL", ref)
+	}
+	if st, err := os.Stat(path); err != nil || st.IsDir() {
+		return "", "", fmt.Errorf("video %q: no such file (a relative path is the input file's folder's)", ref)
+	}
+	return path, mt, nil
+}

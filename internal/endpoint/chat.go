@@ -13,7 +13,7 @@ var _ Kind = Chat{}
 // Build makes a single-turn chat request: one user message.
 func (Chat) Build(in Input) ([]byte, error) {
 	var user any = in.Prompt
-	if len(in.Images) > 0 || len(in.Audios) > 0 {
+	if len(in.Images) > 0 || len(in.Audios) > 0 || len(in.Videos) > 0 {
 		// OpenAI's content parts: the text, then each image, then each clip.
 		parts := []map[string]any{}
 		if in.Prompt != "" {
@@ -24,6 +24,9 @@ func (Chat) Build(in Input) ([]byte, error) {
 		}
 		for _, a := range in.Audios {
 			parts = append(parts, map[string]any{"type": "input_audio", "input_audio": map[string]string{"data": a.Data, "format": a.Format}})
+		}
+		for _, u := range in.Videos {
+			parts = append(parts, map[string]any{"type": "video_url", "video_url": map[string]string{"url": u}})
 		}
 		user = parts
 	}

@@ -30,6 +30,7 @@ type Input struct {
 	// URL (http, https or a data URL); so do Audios (input_audio parts).
 	Images []string
 	Audios []AudioClip
+	Videos []string // (chat: video_url parts)
 }
 
 // An AudioClip is base64 audio and its format ("wav", "mp3").

@@ -829,6 +829,7 @@ func (it *Iter) next(keep bool) bool {
 	var passages []string
 	var images []string // the request's images, as URLs
 	var audios []endpoint.AudioClip
+	var videos []string
 	body := "" // a synthetic prompt's own text, after its prefix
 	var fileDelay float64
 	switch {
@@ -922,7 +923,7 @@ func (it *Iter) next(keep bool) bool {
 				return false
 			}
 			text, extra, nt := d.Text, d.Extra, d.Named
-			texts, named, images = append(texts, text), append(named, nt...), append(images, d.Images...)
+			texts, named, images, videos = append(texts, text), append(named, nt...), append(images, d.Images...), append(videos, d.Videos...)
 			for _, a := range d.Audios {
 				audios = append(audios, endpoint.AudioClip{Data: a.Data, Format: a.Format})
 			}
@@ -961,7 +962,7 @@ func (it *Iter) next(keep bool) bool {
 				return false
 			}
 			text, extra, named := d.Text, d.Extra, d.Named
-			pr.Text, pr.Extra, images = text, extra, d.Images
+			pr.Text, pr.Extra, images, videos = text, extra, d.Images, d.Videos
 			for _, a := range d.Audios {
 				audios = append(audios, endpoint.AudioClip{Data: a.Data, Format: a.Format})
 			}
@@ -1043,7 +1044,7 @@ func (it *Iter) next(keep bool) bool {
 			build = func(endpoint.Input) ([]byte, error) { return []byte(pr.Text), nil } // (the line is the body)
 		}
 		req, err := build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, System: system, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
-			Usage: b.p.UseServerTokenCount, Extra: extra, Query: query, Passages: passages, Images: images, Audios: audios})
+			Usage: b.p.UseServerTokenCount, Extra: extra, Query: query, Passages: passages, Images: images, Audios: audios, Videos: videos})
 		if err != nil {
 			it.err = fmt.Errorf("build request %d: %w", i, err)
 			return false
