@@ -240,6 +240,7 @@ var aiperfOnly = []string{
 	"batch-size-text", "prompt-batch-size", "export-level", "profile-export-prefix",
 	"gpu-telemetry", "server-metrics-formats", "ui-type", "num-profile-runs", "confidence-level", "record-processors",
 	"workers-max", "request-count-per-session", "benchmark-max-duration",
+	"video-batch-size", "video-duration", "video-fps", "video-width", "video-height", "video-synth-type", "video-format", "video-codec",
 }
 
 // ExplainFlagError turns pflag's "unknown flag" for one of AIPerf's flags
