@@ -661,3 +661,39 @@ func TestVideoGeneration(t *testing.T) {
 		t.Errorf("%d submissions and %d polls, want 2 and some", posts, polls)
 	}
 }
+
+// inputs_json replays an inputs.json: a run's own, sent again as it is,
+// gives the same bodies in the same order.
+func TestInputsJSONReplay(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT, cfg.ITL = 2*time.Millisecond, time.Millisecond
+	url, sink := captureBodies(t, sim.New(cfg))
+	first := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--request-count", "5", "--isl", "12", "--osl", "3",
+		"--extra-inputs", "ignore_eos:true", "--warmup-request-count", "2", "--random-seed", "9", "--no-server-metrics", "--artifact-dir", first)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	sent := sink.bodies()
+	dir := filepath.Join(t.TempDir(), "replay")
+	res = runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--input-file", filepath.Join(first, "inputs.json"), "--custom-dataset-type", "inputs_json",
+		"--request-count", "5", "--no-server-metrics", "--artifact-dir", dir)
+	if res.code != 0 {
+		t.Fatalf("replay: exit %d\n%s", res.code, res.stderr)
+	}
+	again := sink.bodies()
+	if len(sent) != 7 || len(again) != 5 {
+		t.Fatalf("%d bodies then %d, want 2 warmup + 5, then the 5", len(sent), len(again))
+	}
+	a, b := slices.Clone(sent[2:]), slices.Clone(again)
+	slices.Sort(a)
+	slices.Sort(b)
+	if !slices.Equal(a, b) {
+		t.Errorf("the replay sent other bodies:\n%v\n%v", a, b)
+	}
+	for _, r := range readRecords(t, dir) {
+		if r.OSL != 3 || r.ISL != 12 {
+			t.Errorf("replayed request %d: ISL %d, OSL %d, want 12 and 3", r.Index, r.ISL, r.OSL)
+		}
+	}
+}

@@ -259,6 +259,7 @@ const (
 	RandomPool    = "random_pool" // the same lines, drawn at random with replacement
 	WekaTrace     = "weka_trace"  // Weka's agentic session traces: a JSON file, or a folder of them, one trace a file
 	RawPayload    = "raw_payload" // JSONL of whole request bodies, sent as they are
+	InputsJSON    = "inputs_json" // an inputs.json (AIPerf's or this tool's): its payloads, sent as they are
 )
 
 // ShareGPT is --public-dataset's one value here.
@@ -274,7 +275,7 @@ const (
 // aiperfDatasetTypes are AIPerf's other --custom-dataset-type values: a
 // user who gives one gets told it is AIPerf's and not supported here yet,
 // never that it is unknown.
-var aiperfDatasetTypes = []string{"sharegpt", "inputs_json"}
+var aiperfDatasetTypes = []string{"sharegpt"}
 
 // Ceiling is the in-flight limit: the concurrency in a closed loop, in an
 // open loop only when --concurrency was given (0: none).
@@ -324,8 +325,8 @@ func (p *Profile) Validate() error {
 				bad("--endpoint-type template: needs --endpoint, the path to post to")
 			}
 		} else if t.Name == endpoint.TypeRaw {
-			if p.CustomDatasetType != RawPayload {
-				bad("--endpoint-type raw posts an input file's payloads as they are: it needs --custom-dataset-type raw_payload")
+			if p.CustomDatasetType != RawPayload && p.CustomDatasetType != InputsJSON {
+				bad("--endpoint-type raw posts an input file's payloads as they are: it needs --custom-dataset-type raw_payload (or inputs_json)")
 			}
 			if p.RequestTemplate != "" {
 				bad("--request-template is for --endpoint-type template, not raw (its payloads are the bodies)")
@@ -626,15 +627,15 @@ func (p *Profile) validateLoad() []error {
 	}
 	switch {
 	case p.CustomDatasetType == "" || p.Trace() || p.CustomDatasetType == SingleTurn || p.CustomDatasetType == MultiTurnFile || p.CustomDatasetType == WekaTrace:
-	case p.CustomDatasetType == RawPayload:
+	case p.CustomDatasetType == RawPayload || p.CustomDatasetType == InputsJSON:
 		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() {
 			bad("--custom-dataset-type raw_payload: a folder (AIPerf's multi-turn payloads) is not supported yet: give one JSONL file of request bodies")
 		}
 		if p.EndpointType == endpoint.TypeTemplate || p.Rankings() {
-			bad("--custom-dataset-type raw_payload sends each line as the body: not with --endpoint-type %s", p.EndpointType)
+			bad("--custom-dataset-type %s sends each payload as the body: not with --endpoint-type %s", p.CustomDatasetType, p.EndpointType)
 		}
 		if len(p.ExtraInputs) > 0 {
-			bad("--custom-dataset-type raw_payload sends each line as it is: --extra-inputs would not be in it (put the fields in the payloads)")
+			bad("--custom-dataset-type %s sends each payload as it is: --extra-inputs would not be in it (put the fields in the payloads)", p.CustomDatasetType)
 		}
 	case p.CustomDatasetType == RandomPool:
 		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() && p.DatasetSampling != "" && p.DatasetSampling != SamplingRandom {
@@ -644,9 +645,9 @@ func (p *Profile) validateLoad() []error {
 			bad("--custom-dataset-type random_pool draws its lines at random: it has no schedule to replay (leave out --fixed-schedule)")
 		}
 	case slices.Contains(aiperfDatasetTypes, p.CustomDatasetType):
-		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, raw_payload, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
+		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, raw_payload, inputs_json, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
 	default:
-		bad("--custom-dataset-type %q: want single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace or raw_payload", p.CustomDatasetType)
+		bad("--custom-dataset-type %q: want single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, raw_payload or inputs_json", p.CustomDatasetType)
 	}
 	if p.CustomDatasetType != "" && p.InputFile == "" {
 		bad("--custom-dataset-type %s needs --input-file", p.CustomDatasetType)

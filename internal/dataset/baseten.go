@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -150,6 +151,11 @@ func writeLine(w io.Writer, text string, outputLength int, timestampMs *int64) e
 // and worker here shares one), written through a temporary file and a
 // rename. The index's Digest is the source file's.
 func derivedIndex(path, kind, key string, tok *tokenizer.Tokenizer, words uint64, write func(io.Writer) error) (*Index, error) {
+	return derivedWith(path, kind, key, write, func(jsonl string) (*Index, error) { return IndexFile(jsonl, tok, words, Blocks{}) })
+}
+
+// derivedWith is derivedIndex with the derived file indexed by index.
+func derivedWith(path, kind, key string, write func(io.Writer) error, index func(jsonl string) (*Index, error)) (*Index, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--input-file: %w", err)
@@ -184,10 +190,83 @@ func derivedIndex(path, kind, key string, tok *tokenizer.Tokenizer, words uint64
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	x, err := IndexFile(jsonl, tok, words, Blocks{})
+	x, err := index(jsonl)
 	if err != nil {
 		return nil, fmt.Errorf("%s (as %s): %w", path, jsonl, err)
 	}
 	x.Digest = digest
 	return x, nil
+}
+
+// IndexInputsJSON reads an inputs.json (AIPerf's, or one this tool
+// wrote: {"data": [{"session_id", "payloads": [...]}, ...]}) for replay:
+// every payload of every session but warmup's, in order, sent as it is,
+// as raw_payload lines are (IndexRawPayload). A session's payloads are
+// whole requests (each holds its history), and go out in that order but
+// not one after the other's answer. It is read as a stream, one session
+// at a time, into a JSONL file of the tool's own (see derivedIndex).
+func IndexInputsJSON(path string, tok *tokenizer.Tokenizer, streaming bool) (*Index, error) {
+	key := fmt.Sprintf("streaming=%v", streaming)
+	return derivedWith(path, "inputs", key, func(w io.Writer) error { return inputsToJSONL(path, w) },
+		func(jsonl string) (*Index, error) { return IndexRawPayload(jsonl, tok, streaming) })
+}
+
+func inputsToJSONL(path string, out io.Writer) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("--input-file: %w", err)
+	}
+	defer f.Close()
+	d := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	bad := func(what string) error { return fmt.Errorf("%s: not an inputs.json (%s)", path, what) }
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return bad("want a JSON object")
+	}
+	found := false
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return bad(err.Error())
+		}
+		if t != "data" {
+			var skip json.RawMessage
+			if err := d.Decode(&skip); err != nil {
+				return bad(err.Error())
+			}
+			continue
+		}
+		found = true
+		if t, err := d.Token(); err != nil || t != json.Delim('[') {
+			return bad(`"data" is not a list`)
+		}
+		for n := 1; d.More(); n++ {
+			var s struct {
+				Phase    string            `json:"phase"`
+				Payloads []json.RawMessage `json:"payloads"`
+			}
+			if err := d.Decode(&s); err != nil {
+				return fmt.Errorf("%s: session %d: %v", path, n, err)
+			}
+			if s.Phase == "warmup" {
+				continue
+			}
+			for _, p := range s.Payloads {
+				var line bytes.Buffer
+				if err := json.Compact(&line, p); err != nil {
+					return fmt.Errorf("%s: session %d: a payload: %v", path, n, err)
+				}
+				line.WriteByte('\n')
+				if _, err := out.Write(line.Bytes()); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := d.Token(); err != nil {
+			return bad(err.Error())
+		}
+	}
+	if !found {
+		return bad(`no "data"`)
+	}
+	return nil
 }

@@ -166,3 +166,41 @@ func FuzzRawPayload(f *testing.F) {
 		}
 	})
 }
+
+// Whatever the bytes, an inputs.json indexes into payloads that read
+// back as JSON, or gives an error naming the file.
+func FuzzInputsJSON(f *testing.F) {
+	f.Add([]byte(`{"data": [{"session_id": "a", "payloads": [{"messages": [{"role": "user", "content": "hi"}]}]}, {"session_id": "w", "phase": "warmup", "payloads": [{"prompt": "x"}]}]}`))
+	f.Add([]byte(`{"data": []}`))
+	f.Add([]byte(`{"other": 1, "data": [{"payloads": [1]}]}`))
+	dir := f.TempDir()
+	old, had := os.LookupEnv("TMPDIR")
+	os.Setenv("TMPDIR", dir) // (the derived files go to this run's own folder)
+	f.Cleanup(func() {
+		if had {
+			os.Setenv("TMPDIR", old)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+	})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "inputs.json")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Skip()
+		}
+		x, err := IndexInputsJSON(p, nil, false)
+		if err != nil {
+			if !strings.Contains(err.Error(), p) {
+				t.Fatalf("an error without the file's name: %v", err)
+			}
+			return
+		}
+		fh, _ := os.Open(x.Path)
+		defer fh.Close()
+		for j := range min(len(x.Lines), 8) {
+			if d, err := x.Read(j, fh); err != nil || !json.Valid([]byte(d.Text)) {
+				t.Fatalf("payload %d read back as %q, %v", j+1, d.Text, err)
+			}
+		}
+	})
+}

@@ -294,6 +294,10 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 			if g.index, err = dataset.IndexRawPayload(p.InputFile, b.tok, p.Streaming); err != nil {
 				return nil, "", err
 			}
+		} else if p.CustomDatasetType == config.InputsJSON {
+			if g.index, err = dataset.IndexInputsJSON(p.InputFile, b.tok, p.Streaming); err != nil {
+				return nil, "", err
+			}
 		} else if st, serr := os.Stat(p.InputFile); serr == nil && st.IsDir() && p.CustomDatasetType == config.RandomPool {
 			if g.pools, digest, err = dataset.IndexPools(p.InputFile, b.tok, Root(g.wordsRoot, StreamPayloads)); err != nil {
 				return nil, "", err
