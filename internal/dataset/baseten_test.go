@@ -98,18 +98,7 @@ func FuzzBaseten(f *testing.F) {
 	w.Close()
 	f.Add(buf.Bytes())
 	f.Add([]byte("PAR1\x00\x00\x00\x00PAR1"))
-	dir := f.TempDir()
-	// The derived JSONL files go to this run's own folder, not the
-	// machine's temporary one (a fuzz run makes one for every valid file).
-	old, had := os.LookupEnv("TMPDIR")
-	os.Setenv("TMPDIR", dir)
-	f.Cleanup(func() {
-		if had {
-			os.Setenv("TMPDIR", old)
-		} else {
-			os.Unsetenv("TMPDIR")
-		}
-	})
+	dir := ownTempDir(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := filepath.Join(dir, "t.parquet")
 		if err := os.WriteFile(p, b, 0o644); err != nil {
@@ -119,4 +108,21 @@ func FuzzBaseten(f *testing.F) {
 			t.Fatalf("an error without the file's name: %v", err)
 		}
 	})
+}
+
+// ownTempDir is a fuzz run's own folder, made the temporary folder for
+// its duration: the derived JSONL files go there, not to the machine's
+// (a fuzz run makes one for every valid input).
+func ownTempDir(f *testing.F) string {
+	dir := f.TempDir()
+	old, had := os.LookupEnv("TMPDIR")
+	os.Setenv("TMPDIR", dir)
+	f.Cleanup(func() {
+		if had {
+			os.Setenv("TMPDIR", old)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+	})
+	return dir
 }

@@ -173,16 +173,7 @@ func FuzzInputsJSON(f *testing.F) {
 	f.Add([]byte(`{"data": [{"session_id": "a", "payloads": [{"messages": [{"role": "user", "content": "hi"}]}]}, {"session_id": "w", "phase": "warmup", "payloads": [{"prompt": "x"}]}]}`))
 	f.Add([]byte(`{"data": []}`))
 	f.Add([]byte(`{"other": 1, "data": [{"payloads": [1]}]}`))
-	dir := f.TempDir()
-	old, had := os.LookupEnv("TMPDIR")
-	os.Setenv("TMPDIR", dir) // (the derived files go to this run's own folder)
-	f.Cleanup(func() {
-		if had {
-			os.Setenv("TMPDIR", old)
-		} else {
-			os.Unsetenv("TMPDIR")
-		}
-	})
+	dir := ownTempDir(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := filepath.Join(dir, "inputs.json")
 		if err := os.WriteFile(p, b, 0o644); err != nil {

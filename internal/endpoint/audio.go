@@ -132,20 +132,17 @@ func wireForm(body []byte) ([]byte, error) {
 // ParseResponse reads a transcription.
 func (AudioTranscription) ParseResponse(body []byte) (Response, error) {
 	var o struct {
-		Text   *string         `json:"text"`
-		Error  json.RawMessage `json:"error"`
-		Detail json.RawMessage `json:"detail"`
+		Text *string `json:"text"`
+		errFields
 	}
 	if err := json.Unmarshal(body, &o); err != nil {
 		return Chunk{}, fmt.Errorf("malformed JSON: %w", err)
 	}
+	if e := o.failed(o.Text != nil); e != "" {
+		return Chunk{ServerErr: e}, nil
+	}
 	var c Chunk
-	switch {
-	case hasError(o.Error):
-		c.ServerErr = string(o.Error)
-	case o.Text == nil && hasError(o.Detail):
-		c.ServerErr = string(o.Detail)
-	case o.Text != nil && *o.Text != "":
+	if o.Text != nil && *o.Text != "" {
 		c.Items = 1
 	}
 	return c, nil

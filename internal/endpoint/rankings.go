@@ -202,21 +202,33 @@ func (ImageRetrieval) Build(in Input) ([]byte, error) {
 // ParseResponse reads an image retrieval answer.
 func (ImageRetrieval) ParseResponse(body []byte) (Response, error) {
 	var o struct {
-		Data   []json.RawMessage `json:"data"`
-		Error  json.RawMessage   `json:"error"`
-		Detail json.RawMessage   `json:"detail"`
+		Data []json.RawMessage `json:"data"`
+		errFields
 	}
 	if err := json.Unmarshal(body, &o); err != nil {
 		return Chunk{}, fmt.Errorf("malformed JSON: %w", err)
 	}
-	var c Chunk
-	switch {
-	case hasError(o.Error):
-		c.ServerErr = string(o.Error)
-	case o.Data == nil && hasError(o.Detail):
-		c.ServerErr = string(o.Detail)
-	default:
-		c.Items = len(o.Data)
+	if e := o.failed(o.Data != nil); e != "" {
+		return Chunk{ServerErr: e}, nil
 	}
-	return c, nil
+	return Chunk{Items: len(o.Data)}, nil
+}
+
+// errFields are where a non-token API's error sits: "error", or
+// FastAPI's validation "detail" (vLLM, SGLang, NIM).
+type errFields struct {
+	Error  json.RawMessage `json:"error"`
+	Detail json.RawMessage `json:"detail"`
+}
+
+// failed is the server's error, or "": a "detail" only counts when the
+// answer has nothing else (answered false).
+func (e errFields) failed(answered bool) string {
+	switch {
+	case hasError(e.Error):
+		return string(e.Error)
+	case !answered && hasError(e.Detail):
+		return string(e.Detail)
+	}
+	return ""
 }

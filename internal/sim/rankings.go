@@ -152,9 +152,7 @@ func (s *Server) imageRetrieval(w http.ResponseWriter, r *http.Request) {
 // of a word for every tenth of a second of WAV audio (at least one).
 func (s *Server) transcription(w http.ResponseWriter, r *http.Request) {
 	arrival := s.arrival(r)
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<20)
-	if err := r.ParseMultipartForm(8 << 20); err != nil {
-		apiError(w, http.StatusBadRequest, "invalid_request_error", "want a multipart form: "+err.Error())
+	if !readForm(w, r) {
 		return
 	}
 	defer r.MultipartForm.RemoveAll()
@@ -186,9 +184,7 @@ func (s *Server) transcription(w http.ResponseWriter, r *http.Request) {
 // one edited image as base64.
 func (s *Server) imageEdit(w http.ResponseWriter, r *http.Request) {
 	arrival := s.arrival(r)
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<20)
-	if err := r.ParseMultipartForm(8 << 20); err != nil {
-		apiError(w, http.StatusBadRequest, "invalid_request_error", "want a multipart form: "+err.Error())
+	if !readForm(w, r) {
 		return
 	}
 	defer r.MultipartForm.RemoveAll()
@@ -221,9 +217,7 @@ func (s *Server) videos(w http.ResponseWriter, r *http.Request) {
 	arrival := s.arrival(r)
 	prompt, model := "", ""
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
-		r.Body = http.MaxBytesReader(w, r.Body, 64<<20)
-		if err := r.ParseMultipartForm(8 << 20); err != nil {
-			apiError(w, http.StatusBadRequest, "invalid_request_error", "want a multipart form: "+err.Error())
+		if !readForm(w, r) {
 			return
 		}
 		defer r.MultipartForm.RemoveAll()
@@ -291,4 +285,15 @@ func (s *Server) writeVideo(w http.ResponseWriter, id string) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	io.WriteString(w, out+`}`)
+}
+
+// readForm parses a multipart upload (up to 64 MiB); false when it is not
+// one, answered 400. The caller removes its files.
+func readForm(w http.ResponseWriter, r *http.Request) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<20)
+	if err := r.ParseMultipartForm(8 << 20); err != nil {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "want a multipart form: "+err.Error())
+		return false
+	}
+	return true
 }
