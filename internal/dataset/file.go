@@ -686,8 +686,10 @@ func IndexRawPayload(path string, tok *tokenizer.Tokenizer, streaming bool) (*In
 			MaxTokens           *int            `json:"max_tokens"`
 			MaxCompletionTokens *int            `json:"max_completion_tokens"`
 		}
-		d := json.NewDecoder(bytes.NewReader(line))
-		if err := d.Decode(&p); err != nil || d.More() {
+		if !json.Valid(line) {
+			return fmt.Errorf("%s:%d: a raw payload is one JSON object (a request body): not valid JSON", path, n)
+		}
+		if err := json.Unmarshal(line, &p); err != nil {
 			return fmt.Errorf("%s:%d: a raw payload is one JSON object (a request body): %v", path, n, err)
 		}
 		if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
