@@ -157,9 +157,9 @@ func TestCustomDatasetType(t *testing.T) {
 	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "with --request-rate") {
 		t.Errorf("mooncake_trace with a rate: %v", err)
 	}
-	p.RequestRate, p.CustomDatasetType = 0, "inputs_json"
+	p.RequestRate, p.CustomDatasetType = 0, "sharegpt"
 	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "an AIPerf dataset type not supported here yet") {
-		t.Errorf("inputs_json: %v", err)
+		t.Errorf("sharegpt as a custom type: %v", err)
 	}
 	p.CustomDatasetType, p.InputFile = MooncakeTrace, ""
 	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "needs --input-file") {
