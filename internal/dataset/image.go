@@ -61,20 +61,48 @@ func SyntheticImage(w, h int, format string, r *rand.Rand) (string, error) {
 // (http, https or data) as it is, or a file, read and sent as a data URL
 // of its type (by its extension). A relative path is the input file's
 // folder's.
-func ImageURL(ref, base string) (string, error) {
-	path, mt, err := imageFile(ref, base)
+func ImageURL(ref, base string) (string, error) { return mediaURL(ref, base, imageMedia) }
+
+// VideoURL is an input file's video as a request sends it, as ImageURL
+// is (.mp4, .webm, .mov, .mkv files).
+func VideoURL(ref, base string) (string, error) { return mediaURL(ref, base, videoMedia) }
+
+// imageFile and videoFile are ref's file and type ("" for a URL),
+// checked to be there.
+func imageFile(ref, base string) (string, string, error) { return mediaFile(ref, base, imageMedia) }
+func videoFile(ref, base string) (string, string, error) { return mediaFile(ref, base, videoMedia) }
+
+// A media kind: its name in errors, the files it takes and their types.
+type media struct {
+	name, want string
+	types      func(ext string) string
+}
+
+var (
+	imageMedia = media{"image", ".png, .jpg, .jpeg, .gif or .webp", func(ext string) string {
+		if mt := mime.TypeByExtension(ext); strings.HasPrefix(mt, "image/") {
+			return mt
+		}
+		return ""
+	}}
+	videoMedia = media{"video", ".mp4, .webm, .mov or .mkv", func(ext string) string {
+		return map[string]string{".mp4": "video/mp4", ".webm": "video/webm", ".mov": "video/quicktime", ".mkv": "video/x-matroska"}[ext]
+	}}
+)
+
+func mediaURL(ref, base string, k media) (string, error) {
+	path, mt, err := mediaFile(ref, base, k)
 	if path == "" || err != nil {
 		return ref, err
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("image %q: %w", ref, err)
+		return "", fmt.Errorf("%s %q: %w", k.name, ref, err)
 	}
 	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(b), nil
 }
 
-// imageFile is ref's file and type ("" for a URL), checked to be there.
-func imageFile(ref, base string) (path, mediaType string, err error) {
+func mediaFile(ref, base string, k media) (path, mediaType string, err error) {
 	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") || strings.HasPrefix(ref, "data:") {
 		return "", "", nil
 	}
@@ -82,46 +110,12 @@ func imageFile(ref, base string) (path, mediaType string, err error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(base, path)
 	}
-	mt := mime.TypeByExtension(strings.ToLower(filepath.Ext(path)))
-	if !strings.HasPrefix(mt, "image/") {
-		return "", "", fmt.Errorf("image %q: not an image file by its extension (want .png, .jpg, .jpeg, .gif or .webp), nor an http(s) or data URL", ref)
-	}
-	if st, err := os.Stat(path); err != nil || st.IsDir() {
-		return "", "", fmt.Errorf("image %q: no such file (a relative path is the input file's folder's)", ref)
-	}
-	return path, mt, nil
-}
-
-// VideoURL is an input file's video as a request sends it: a URL (http,
-// https or data) as it is, or a file (.mp4, .webm, .mov), read and sent as
-// a data URL of its type. A relative path is the input file's folder's.
-func VideoURL(ref, base string) (string, error) {
-	path, mt, err := videoFile(ref, base)
-	if path == "" || err != nil {
-		return ref, err
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("video %q: %w", ref, err)
-	}
-	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(b), nil
-}
-
-// videoFile is ref's file and type ("" for a URL), checked to be there.
-func videoFile(ref, base string) (path, mediaType string, err error) {
-	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") || strings.HasPrefix(ref, "data:") {
-		return "", "", nil
-	}
-	path = ref
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(base, path)
-	}
-	mt := map[string]string{".mp4": "video/mp4", ".webm": "video/webm", ".mov": "video/quicktime", ".mkv": "video/x-matroska"}[strings.ToLower(filepath.Ext(path))]
+	mt := k.types(strings.ToLower(filepath.Ext(path)))
 	if mt == "" {
-		return "", "", fmt.Errorf("video %q: want a .mp4, .webm, .mov or .mkv file, or an http(s) or data URL", ref)
+		return "", "", fmt.Errorf("%s %q: want a %s file, or an http(s) or data URL", k.name, ref, k.want)
 	}
 	if st, err := os.Stat(path); err != nil || st.IsDir() {
-		return "", "", fmt.Errorf("video %q: no such file (a relative path is the input file's folder's)", ref)
+		return "", "", fmt.Errorf("%s %q: no such file (a relative path is the input file's folder's)", k.name, ref)
 	}
 	return path, mt, nil
 }

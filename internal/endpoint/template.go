@@ -90,37 +90,52 @@ func (t *Template) Build(in Input) ([]byte, error) {
 // text finds the string at the field path; a missing or null field is
 // no text, a number or a bool its JSON.
 func (t *Template) text(data []byte) (string, error) {
+	v, err := decodeAny(data)
+	if err != nil {
+		return "", err
+	}
+	return textAt(v, t.field), nil
+}
+
+// decodeAny decodes a JSON value, numbers kept as written.
+func decodeAny(data []byte) (any, error) {
 	var v any
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
 	if err := d.Decode(&v); err != nil {
-		return "", fmt.Errorf("malformed JSON: %w", err)
+		return nil, fmt.Errorf("malformed JSON: %w", err)
 	}
-	for _, p := range t.field {
+	return v, nil
+}
+
+// textAt is the string at a field path in a decoded value: a missing or
+// null field is no text, a number or a bool its JSON.
+func textAt(v any, field []string) string {
+	for _, p := range field {
 		switch x := v.(type) {
 		case map[string]any:
 			v = x[p]
 		case []any:
 			i, err := strconv.Atoi(p)
 			if err != nil || i < 0 || i >= len(x) {
-				return "", nil
+				return ""
 			}
 			v = x[i]
 		default:
-			return "", nil
+			return ""
 		}
 	}
 	switch x := v.(type) {
 	case nil:
-		return "", nil
+		return ""
 	case string:
-		return x, nil
+		return x
 	case json.Number:
-		return x.String(), nil
+		return x.String()
 	case bool:
-		return strconv.FormatBool(x), nil
+		return strconv.FormatBool(x)
 	}
-	return "", nil // an object or array at the path is no text
+	return "" // an object or array at the path is no text
 }
 
 func (t *Template) parse(data []byte) (Chunk, error) {
@@ -204,41 +219,33 @@ func (Raw) Build(Input) ([]byte, error) {
 	return nil, fmt.Errorf("--endpoint-type raw posts an input file's payloads as they are: give --custom-dataset-type raw_payload")
 }
 
+// parse decodes the event once and looks for its text at each path.
 func (r Raw) parse(data []byte, where [][]string) (Chunk, error) {
-	var e struct {
-		Error json.RawMessage `json:"error"`
+	v, err := decodeAny(data)
+	if err != nil {
+		return Chunk{}, err
 	}
-	if err := json.Unmarshal(data, &e); err != nil {
-		if !json.Valid(data) {
-			return Chunk{}, fmt.Errorf("malformed JSON: %w", err)
+	var c Chunk
+	if obj, ok := v.(map[string]any); ok {
+		if e, ok := obj["error"]; ok && e != nil {
+			b, _ := json.Marshal(e)
+			return Chunk{ServerErr: string(b)}, nil
 		}
-	} else if hasError(e.Error) {
-		return Chunk{ServerErr: string(e.Error)}, nil
+		if u, ok := obj["usage"].(map[string]any); ok {
+			n := func(k string) int { i, _ := strconv.Atoi(fmt.Sprint(u[k])); return i }
+			c.Usage = &Usage{PromptTokens: n("prompt_tokens"), CompletionTokens: n("completion_tokens")}
+		}
 	}
 	if r.field != nil {
 		where = [][]string{r.field}
 	}
 	for _, path := range where {
-		s, err := (&Template{field: path}).text(data)
-		if err != nil {
-			return Chunk{}, err
-		}
-		if s != "" {
-			c := Chunk{Content: s}
-			var u struct {
-				Usage *Usage `json:"usage"`
-			}
-			if json.Unmarshal(data, &u) == nil {
-				c.Usage = u.Usage
-			}
-			return c, nil
+		if s := textAt(v, path); s != "" {
+			c.Content = s
+			break
 		}
 	}
-	var u struct {
-		Usage *Usage `json:"usage"`
-	}
-	json.Unmarshal(data, &u)
-	return Chunk{Usage: u.Usage}, nil
+	return c, nil
 }
 
 func (r Raw) ParseChunk(data []byte) (Chunk, error)       { return r.parse(data, rawEvent) }
