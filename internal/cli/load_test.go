@@ -26,15 +26,19 @@ import (
 // attempt runs a control beside the load: a witness (sysstat.Witness) in
 // this process that waits for a due time every 20 ms the way the worker's
 // scheduler does and records how late it got there. A lag miss is the
-// tester's fault when the machine was quiet by both measures: under 1%
-// steal (Poisson arrivals see time averages, so at 1% steal the p99
-// belongs to the hypervisor) and a witness p99 under 0.5 ms. A disturbed
-// attempt is repeated (three in all); if every one was disturbed, the lag
-// bound is skipped with the figures. (Measured here: 0.3% steal gave lag
-// p99 0.42 ms, 2.2% gave 1.25 ms, 3.2% on CI gave 3.5 ms, and 0.9% steal on
-// a busy minute 1.5 ms.)
+// tester's fault when the machine was quiet by both measures: under 0.5%
+// steal and a witness p99 under 0.5 ms. Poisson arrivals see time
+// averages, so at s% steal about s% of the requests fall due while their
+// worker's CPU is stolen, and the ones just after wait for the backlog:
+// the p99 belongs to the hypervisor well before s reaches 1. Steal is per
+// CPU, so the witness, on another core, can miss it. A disturbed attempt
+// is repeated (three in all); if every one was disturbed, the lag bound is
+// skipped with the figures. (Measured here: 0.3% steal gave lag p99
+// 0.42 ms, 2.2% gave 1.25 ms, 3.2% on CI gave 3.5 ms, 0.9% steal on a busy
+// minute 1.5 ms, and on CI 0.8% steal with a witness p99 of 0.11 ms gave
+// 1.42 ms, which a 1% bound blamed on the tester.)
 const (
-	maxCleanStealPct  = 1.0
+	maxCleanStealPct  = 0.5
 	maxCleanWitnessMs = 0.5
 )
 
