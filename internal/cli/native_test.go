@@ -69,3 +69,48 @@ func TestKServeEndpoint(t *testing.T) {
 		t.Errorf("kserve --streaming: exit %d\n%s", res.code, res.stderr)
 	}
 }
+
+// vLLM's tokens-in API and SOLIDO's RAG prompt API end to end against
+// serve, streamed (both client paths) and whole. vllm_generate sends the
+// prompt as --tokenizer's ids (the server counts 20 of them) and counts
+// the output by its ids (9, as the server says); without --tokenizer it is
+// refused before any load. solido_rag's answer is text.
+func TestTokensInAndRAGEndpoints(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT, cfg.ITL = 12*time.Millisecond, 3*time.Millisecond
+	srv := sim.New(cfg)
+	url := serveHandler(t, srv)
+	tok := filepath.Join("..", "tokenizer", "testdata", "qwen3-trimmed.json")
+	eachEndpointRun(t, "vllm_generate", url, 6, []string{"-m", "Qwen/Qwen3-0.6B", "--endpoint-type", "vllm_generate", "--tokenizer", tok,
+		"--concurrency", "2", "--request-count", "6", "--isl", "20", "--osl", "9", "--use-server-token-count",
+		"--extra-inputs", "ignore_eos:true", "--random-seed", "6"},
+		func(t *testing.T, er endpointRun, run *result.Run, recs []record.Record) {
+			wantTokens(t, recs, 9, 0, 20, true)
+			if !strings.HasSuffix(run.Target.URL, "/inference/v1/generate") {
+				t.Errorf("target %s", run.Target.URL)
+			}
+			if er.stream {
+				wantFirstTokens(t, run, recs, 12, 0)
+			}
+		})
+	for _, tr := range srv.Truths() {
+		if tr.Endpoint == "vllm_generate" && tr.ISL != 20 {
+			t.Errorf("the server counted %d prompt ids, want 20", tr.ISL)
+		}
+	}
+	if res := runCLI(t, time.Minute, "profile", "-m", "m", "-u", url, "--endpoint-type", "vllm_generate", "--request-count", "1"); res.code != 2 || !strings.Contains(res.stderr, "--tokenizer") {
+		t.Errorf("vllm_generate without --tokenizer: exit %d\n%s", res.code, res.stderr)
+	}
+	eachEndpointRun(t, "solido_rag", url, 6, []string{"-m", "llama", "--endpoint-type", "solido_rag",
+		"--concurrency", "2", "--request-count", "6", "--isl", "20", "--extra-inputs", "ignore_eos:true", "--extra-inputs", "max_tokens:9", "--random-seed", "6"},
+		func(t *testing.T, er endpointRun, run *result.Run, recs []record.Record) {
+			for _, r := range recs {
+				if r.OSL != 9 || r.ISL != 20 {
+					t.Errorf("request %d: OSL %d, ISL %d; want 9, 20", r.Index, r.OSL, r.ISL)
+				}
+			}
+			if er.stream {
+				wantFirstTokens(t, run, recs, 12, 0)
+			}
+		})
+}

@@ -506,6 +506,9 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 			if rec.FirstOutput == 0 && len(st.thought) > 0 {
 				rec.FirstOutput = ev.At
 			}
+			if _, ids := c.Kind.(endpoint.TokenOut); ids && len(st.text) > 0 {
+				st.text = append(st.text, ',') // (each event's ids, one list)
+			}
 			st.text = append(st.text, text[reasoning:]...)
 		}
 	}
@@ -591,6 +594,14 @@ func (c *Client) parseWhole(b []byte, rec *record.Record) {
 // the request's goroutine, so that a closed loop's next send never waits
 // on a tokenizer.
 func (c *Client) output(rec *record.Record, text, reasoning string) {
+	if _, ids := c.Kind.(endpoint.TokenOut); ids {
+		// Token ids: counted as they are, exactly, with no tokenizer.
+		if c.KeepOutput {
+			rec.Output = text
+		}
+		rec.OSL, rec.ReasoningTokens = endpoint.CountIDs(text), 0
+		return
+	}
 	if c.KeepOutput || c.CountLater {
 		rec.Output = text // (a session's history holds the answers, not the reasoning)
 	}

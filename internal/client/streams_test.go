@@ -22,8 +22,12 @@ import (
 // thinking, a last line without its newline, an error line; TGI's token
 // events, "data:" without its space, a special end token and the whole
 // text at the end; SGLang's cumulative events; Triton's TensorRT-LLM
-// ensemble events, which end with the body), read by both client paths
-// into the same record.
+// ensemble events, which end with the body; vLLM's tokens-in API, whose
+// events carry token ids, two in one, "usage":null, then a usage chunk,
+// and an error in the stream; SOLIDO's content events, the last with
+// sources whose documents have a content of their own), read by both
+// client paths into the same record. (A token-id answer's OSL is its ids,
+// not a tokenizer's count.)
 func TestStreamFixtures(t *testing.T) {
 	tok := tokenizer.Builtin()
 	for _, c := range []struct {
@@ -33,6 +37,7 @@ func TestStreamFixtures(t *testing.T) {
 		serverISL       int
 		serverOSL       int
 		errKind         string
+		ids             int // a token-id answer's OSL
 	}{
 		{file: "anthropic_thinking.sse", kind: endpoint.Messages{}, answer: "Hello, \"world\"\n", thought: " The user wants a", serverISL: 12, serverOSL: 9},
 		{file: "anthropic_error.sse", kind: endpoint.Messages{}, errKind: record.ErrServer},
@@ -45,6 +50,9 @@ func TestStreamFixtures(t *testing.T) {
 		{file: "tgi_generate_stream.sse", kind: endpoint.TGIGenerate{}, answer: " The sky is", serverOSL: 4},
 		{file: "sglang_generate.sse", kind: endpoint.SGLangGenerate{}, answer: " The sky is blue", serverISL: 7, serverOSL: 4},
 		{file: "triton_generate_stream.sse", kind: endpoint.TritonGenerate{}, answer: " Machine learning is"},
+		{file: "vllm_generate.sse", kind: endpoint.VLLMGenerate{}, ids: 4, serverISL: 7, serverOSL: 4},
+		{file: "vllm_generate_error.sse", kind: endpoint.VLLMGenerate{}, errKind: record.ErrServer},
+		{file: "solido_rag.sse", kind: endpoint.SolidoRAG{}, answer: `The sky is "blue".`},
 	} {
 		body, err := os.ReadFile(filepath.Join("testdata", "streams", c.file))
 		if err != nil {
@@ -79,7 +87,11 @@ func TestStreamFixtures(t *testing.T) {
 			if c.thought == "" {
 				rec.FirstOutput = rec.FirstToken
 			}
-			if !rec.OK() || rec.ReasoningTokens != wantR || rec.OSL != wantR+tok.Count(c.answer) || rec.ServerISL != c.serverISL || rec.ServerOSL != c.serverOSL ||
+			wantOSL := wantR + tok.Count(c.answer)
+			if c.ids > 0 {
+				wantOSL = c.ids
+			}
+			if !rec.OK() || rec.ReasoningTokens != wantR || rec.OSL != wantOSL || rec.ServerISL != c.serverISL || rec.ServerOSL != c.serverOSL ||
 				rec.FirstToken == 0 || rec.FirstOutput < rec.FirstToken {
 				t.Errorf("%s, %s: %+v", c.file, path, rec)
 			}

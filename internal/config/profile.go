@@ -337,6 +337,9 @@ func (p *Profile) Validate() error {
 		} else if p.RequestTemplate != "" || p.ResponseField != "" {
 			bad("--request-template and --response-field are for --endpoint-type template (and --response-field for raw), not %s", t.Name)
 		}
+		if _, ids := t.Kind.(endpoint.TokenIn); ids && strings.TrimSpace(p.Tokenizer) == "" {
+			bad("--endpoint-type %s sends the prompt as token ids: it needs --tokenizer, the served model's tokenizer.json (or ORG/NAME in the local Hugging Face cache); the builtin o200k_base's ids are not a model's", t.Name)
+		}
 	}
 	if p.Concurrency < 1 {
 		bad("--concurrency %d: must be at least 1", p.Concurrency)

@@ -31,6 +31,9 @@ type Input struct {
 	Images []string
 	Audios []AudioClip
 	Videos []string // (chat: video_url parts)
+	// TokenIDs are the prompt's ids by the profile's tokenizer, the system
+	// prompt's first, for a TokenIn kind (vllm_generate).
+	TokenIDs []int
 }
 
 // An AudioClip is base64 audio and its format ("wav", "mp3").
@@ -110,6 +113,8 @@ const (
 	TypeAudioTrans  = "audio_transcription"
 	TypeImageEdit   = "image_edit"
 	TypeVideoGen    = "video_generation"
+	TypeSolido      = "solido_rag"
+	TypeVLLMGen     = "vllm_generate"
 )
 
 // A Type is one endpoint type: its name (AIPerf's), the names it is also
@@ -146,6 +151,8 @@ var Types = []Type{
 	{Name: TypeSGLang, Path: "/generate", Kind: SGLangGenerate{}},
 	{Name: TypeTriton, Path: "/v2/models/{model}/generate", StreamPath: "/v2/models/{model}/generate_stream", Kind: TritonGenerate{}},
 	{Name: TypeKServe, Path: "/v2/models/{model}/infer", Kind: KServe{}},
+	{Name: TypeVLLMGen, Path: "/inference/v1/generate", Kind: VLLMGenerate{}},
+	{Name: TypeSolido, Path: "/rag/api/prompt", Kind: SolidoRAG{}},
 	{Name: TypeTemplate, Kind: nil}, // its codec is made from the profile (Make); its path is --endpoint
 	{Name: TypeRaw, Kind: Raw{}},    // (--response-field, when given, is made in by Make); its path is none: the URL as given
 }

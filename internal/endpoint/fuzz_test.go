@@ -99,3 +99,39 @@ func FuzzMessagesScan(f *testing.F) {
 		}
 	})
 }
+
+// vLLM's tokens-in events: the scanner never panics or writes to its
+// input; what it reads without a decoder is what the decoder reads, for
+// any event that is JSON; and any list of ids comes back as the decoder
+// joins it.
+func FuzzVLLMScan(f *testing.F) {
+	f.Add([]byte(`{"request_id":"r","choices":[{"index":0,"logprobs":null,"finish_reason":null,"token_ids":[791]}],"usage":null}`), []byte{1, 2, 3})
+	f.Add([]byte(`{"request_id":"r","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":4}}`), []byte{})
+	f.Add([]byte(`{"error":{"message":"boom"},"finish_reason":null,"token_ids":[1]}`), []byte{255})
+	f.Add([]byte(`{"x":"\"token_ids\":[5]","finish_reason":null,"choices":[{"token_ids":[6]}]}`), []byte{0})
+	f.Fuzz(func(t *testing.T, data []byte, ids []byte) {
+		in := append([]byte(nil), data...)
+		got, _, full, err := VLLMGenerate{}.Scan(data, make([]byte, 0, 16))
+		if !bytes.Equal(in, data) {
+			t.Fatalf("Scan wrote to its input: %q became %q", in, data)
+		}
+		if err == nil && full == nil && !wellFormed(data) {
+			t.Fatalf("%q: read without a decoder, and not well formed", data)
+		}
+		if err == nil && full == nil && json.Valid(data) {
+			if dec, derr := (VLLMGenerate{}).ParseChunk(data); derr == nil && dec.Content != string(got) {
+				t.Fatalf("%s: scanned %q, decoded %q", data, got, dec.Content)
+			}
+		}
+		list := make([]int, len(ids))
+		for i, b := range ids {
+			list[i] = int(b) * 997
+		}
+		v, _ := json.Marshal(list)
+		ev := []byte(`{"request_id":"r","choices":[{"index":0,"logprobs":null,"finish_reason":null,"token_ids":` + string(v) + `}],"usage":null}`)
+		got, _, full, err = VLLMGenerate{}.Scan(ev, nil)
+		if err != nil || full != nil || string(got) != joinIDs(list) || CountIDs(string(got)) != len(list) {
+			t.Fatalf("%s: %q (fast %v, %v), want %q", ev, got, full == nil, err, joinIDs(list))
+		}
+	})
+}

@@ -1047,8 +1047,21 @@ func (it *Iter) next(keep bool) bool {
 		if g.index != nil && g.index.Raw() {
 			build = func(endpoint.Input) ([]byte, error) { return []byte(pr.Text), nil } // (the line is the body)
 		}
+		var ids []int
+		if _, tokIn := b.kind.(endpoint.TokenIn); tokIn {
+			// The system prompt's ids, then the prompt's, each encoded on
+			// its own as the client counts them.
+			for _, text := range []string{system, pr.Text} {
+				more, err := b.tok.Encode(text)
+				if err != nil {
+					it.err = fmt.Errorf("build request %d: tokenize its prompt: %w", i, err)
+					return false
+				}
+				ids = append(ids, more...)
+			}
+		}
 		req, err := build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, System: system, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
-			Usage: b.p.UseServerTokenCount, Extra: extra, Query: query, Passages: passages, Images: images, Audios: audios, Videos: videos})
+			Usage: b.p.UseServerTokenCount, Extra: extra, Query: query, Passages: passages, Images: images, Audios: audios, Videos: videos, TokenIDs: ids})
 		if err != nil {
 			it.err = fmt.Errorf("build request %d: %w", i, err)
 			return false

@@ -731,3 +731,64 @@ func TestBasetenReplay(t *testing.T) {
 		t.Fatalf("%d entries: %s", len(es), es[0].Body)
 	}
 }
+
+// A tokens-in endpoint's bodies carry the prompt as the tokenizer's ids:
+// the same plan built for completions has the same prompts as text, and
+// encoding that text (the shared system prompt, then the prompt) gives
+// the ids sent, as many as the entry's ISL says (the system prompt's
+// included).
+func TestTokenIDsAreThePrompts(t *testing.T) {
+	t.Parallel()
+	p := profile()
+	p.Tokenizer = filepath.Join("..", "tokenizer", "testdata", "qwen3-trimmed.json")
+	p.SharedSystemPromptLength = 7
+	p.EndpointType = "completions"
+	text, err := Build(p, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := *p
+	q.EndpointType = "vllm_generate"
+	ids, err := Build(&q, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.Load(p.Tokenizer, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	te, ie := entries(t, text.Profiling()), entries(t, ids.Profiling())
+	if len(te) != len(ie) || len(te) == 0 {
+		t.Fatalf("%d and %d entries", len(te), len(ie))
+	}
+	for i := range te {
+		var c struct {
+			Prompt string `json:"prompt"`
+		}
+		var v struct {
+			TokenIDs       []int          `json:"token_ids"`
+			SamplingParams map[string]int `json:"sampling_params"`
+			Prompt         *string        `json:"prompt"`
+		}
+		if err := json.Unmarshal(te[i].Body, &c); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(ie[i].Body, &v); err != nil {
+			t.Fatal(err)
+		}
+		// (completions puts the system prompt at the prompt's start, a
+		// space between.)
+		sys, prompt, _ := strings.Cut(c.Prompt, " ")
+		for range 6 {
+			var w string
+			w, prompt, _ = strings.Cut(prompt, " ")
+			sys += " " + w
+		}
+		want, _ := tok.Encode(sys)
+		more, _ := tok.Encode(prompt)
+		want = append(want, more...)
+		if !slices.Equal(v.TokenIDs, want) || len(want) != ie[i].ISL || len(want)-len(more) != 7 || v.Prompt != nil || v.SamplingParams["max_tokens"] != ie[i].MaxTokens {
+			t.Fatalf("entry %d: ids %v, want %v (ISL %d); body %s", i, v.TokenIDs, want, ie[i].ISL, ie[i].Body)
+		}
+	}
+}

@@ -242,6 +242,9 @@ func (s *Server) tokenDue(es *engSeq, arrival time.Time, k int, gone <-chan stru
 // for the engine's prefix cache; n is how many words.
 func promptHashes(req *request, bs int) (hashes []uint64, n int) {
 	var toks []uint64
+	for _, id := range req.TokenIDs { // (a tokens-in prompt: its ids)
+		toks = append(toks, uint64(id)*0x9e3779b97f4a7c15+1)
+	}
 	promptTexts(req, func(text string) {
 		for _, w := range strings.FieldsFunc(text, tokenizer.IsSpace) {
 			h := fnv.New64a()

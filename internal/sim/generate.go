@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -120,7 +121,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 		}
 		s.engine.add(es)
 	}
-	model := req.Model
+	model := cmp.Or(req.Model, req.InferenceModel)
 	if model == "" {
 		model = s.cfg.Model
 	}
@@ -490,6 +491,13 @@ func promptTexts(req *request, f func(string)) {
 			f(s)
 			return
 		}
+		var texts []string // (SOLIDO's query)
+		if json.Unmarshal(raw, &texts) == nil {
+			for _, t := range texts {
+				f(t)
+			}
+			return
+		}
 		var parts []struct {
 			Text string `json:"text"`
 		}
@@ -507,7 +515,7 @@ func promptTexts(req *request, f func(string)) {
 	for _, m := range req.Messages {
 		each(m.Content)
 	}
-	for _, p := range []json.RawMessage{req.Prompt, req.Input, req.Inputs, req.Text, req.TextInput} {
+	for _, p := range []json.RawMessage{req.Prompt, req.Input, req.Inputs, req.Text, req.TextInput, req.Query} {
 		if len(p) > 0 {
 			each(p)
 		}
@@ -515,9 +523,10 @@ func promptTexts(req *request, f func(string)) {
 
 }
 
-// promptTokens counts the prompt with the builtin tokenizer.
+// promptTokens counts the prompt with the builtin tokenizer (a tokens-in
+// prompt's ids are its tokens).
 func promptTokens(req *request) int {
-	n := 0
+	n := len(req.TokenIDs)
 	promptTexts(req, func(s string) { n += tokenizer.Count(s) })
 	return n
 }

@@ -177,6 +177,8 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /v1/videos", s.videos)
 	s.mux.HandleFunc("GET /v1/videos/{id}", s.video)
 	s.mux.HandleFunc("POST /generate", s.nativeGenerate)
+	s.mux.HandleFunc("POST /inference/v1/generate", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, vllmGenShape) })
+	s.mux.HandleFunc("POST /rag/api/prompt", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, solidoShape) })
 	s.mux.HandleFunc("POST /v2/models/{model}/generate", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, tritonShape) })
 	s.mux.HandleFunc("POST /v2/models/{model}/generate_stream", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, tritonShape) })
 	s.mux.HandleFunc("POST /v2/models/{model}/infer", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, kserveShape) })
@@ -273,10 +275,14 @@ type request struct {
 	TextInput      json.RawMessage `json:"text_input"` // Triton generate's
 	SamplingParams *struct {
 		MaxNewTokens *int `json:"max_new_tokens"`
+		MaxTokens    *int `json:"max_tokens"` // (vLLM's tokens-in API)
 		IgnoreEOS    bool `json:"ignore_eos"`
 	} `json:"sampling_params"`
-	Stream        bool `json:"stream"`
-	StreamOptions *struct {
+	TokenIDs       []int           `json:"token_ids"`       // vLLM's tokens-in prompt
+	Query          json.RawMessage `json:"query"`           // SOLIDO's prompt texts
+	InferenceModel string          `json:"inference_model"` // and its model
+	Stream         bool            `json:"stream"`
+	StreamOptions  *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	MaxTokens           *int `json:"max_tokens"`
@@ -309,6 +315,9 @@ func (s *Server) outputLen(req *request, h uint32) (n int, finish string) {
 	if sp := req.SamplingParams; sp != nil {
 		if sp.MaxNewTokens != nil {
 			limit = *sp.MaxNewTokens
+		}
+		if sp.MaxTokens != nil {
+			limit = *sp.MaxTokens
 		}
 		req.IgnoreEOS = req.IgnoreEOS || sp.IgnoreEOS
 	}

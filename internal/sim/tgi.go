@@ -26,6 +26,8 @@ const (
 	nativeSGLang
 	nativeTriton
 	nativeKServe
+	nativeVLLM
+	nativeSolido
 )
 
 // nativeGenerate routes POST /generate by its body.
@@ -88,8 +90,13 @@ func (rp *reply) sglangMeta(done int, final bool) string {
 
 // nativeEvent appends token k's event.
 func (rp *reply) nativeEvent(buf []byte, k int) []byte {
-	if rp.sh.native == nativeTriton {
+	switch rp.sh.native {
+	case nativeTriton:
 		return rp.tritonEvent(buf, k)
+	case nativeVLLM:
+		return rp.vllmEvent(buf, k)
+	case nativeSolido:
+		return rp.solidoEvent(buf, k)
 	}
 	if k == rp.badAt {
 		return append(buf, "data:{\"token\":{\"text\":\" broken\n\n"...) // faultMalformed
@@ -111,16 +118,24 @@ func (rp *reply) nativeEvent(buf []byte, k int) []byte {
 
 // nativeEnd ends a stream: SGLang's with [DONE]; TGI's last event was it.
 func (rp *reply) nativeEnd(buf []byte) []byte {
-	if rp.sh.native == nativeSGLang {
+	switch rp.sh.native {
+	case nativeSGLang:
 		return append(buf, "data: [DONE]\n\n"...)
+	case nativeVLLM:
+		return rp.vllmEnd(buf)
 	}
 	return buf
 }
 
 // nativeWhole is a whole answer.
 func (rp *reply) nativeWhole(text []byte) string {
-	if rp.sh.native == nativeTriton || rp.sh.native == nativeKServe {
+	switch rp.sh.native {
+	case nativeTriton, nativeKServe:
 		return rp.tritonWhole(text)
+	case nativeVLLM:
+		return rp.vllmWhole()
+	case nativeSolido:
+		return rp.solidoWhole(text)
 	}
 	if rp.sh.native == nativeTGI {
 		return `{"generated_text":` + strconv.Quote(string(text)) + `,"details":` + rp.tgiDetails() + `}`
