@@ -49,6 +49,8 @@ type Config struct {
 	// serve answers each in its wire format, so each framing's reader is
 	// measured against the same truth.
 	EndpointType string
+	// Tokenizer is the profile's --tokenizer (a tokens-in type needs one).
+	Tokenizer string
 }
 
 // Save writes cal as JSON to path, atomically.
@@ -146,6 +148,9 @@ func (f *Config) Check() ([]int, error) {
 		default:
 			if _, ok := k.(endpoint.NonToken); ok {
 				errs = append(errs, fmt.Errorf("--endpoint-type %s: not a streaming type; calibrate measures streams", f.EndpointType))
+			}
+			if _, ok := k.(endpoint.TokenIn); ok && f.Tokenizer == "" {
+				errs = append(errs, fmt.Errorf("--endpoint-type %s sends token ids: it needs --tokenizer (a tokenizer.json)", f.EndpointType))
 			}
 		}
 	}
@@ -264,6 +269,7 @@ func step(ctx context.Context, f *Config, url string, c int, dir string) (*Step,
 	if f.EndpointType != "" {
 		p.EndpointType = f.EndpointType
 	}
+	p.Tokenizer = f.Tokenizer
 	p.Concurrency, p.ConcurrencySet = c, true
 	// The streams start over the ramp and the window after it is measured:
 	// what is compared is the steady state, not 512 connections dialled in
