@@ -55,6 +55,9 @@ type Entry struct {
 	// cycling pool of synthetic prompts (0: none); see Fresh.
 	FreshAt  int `json:"fresh_at,omitempty"`
 	FreshLen int `json:"fresh_len,omitempty"`
+	// FreshID: what FreshAt locates is the first word's token id (a
+	// tokens-in body), not its text.
+	FreshID bool `json:"fresh_id,omitempty"`
 	// A multi-turn session's turn (from 0; every turn of a session has its
 	// SessionID and they come in order), and how long after the previous
 	// turn's response it is sent. Its Body is the turn as a first message;
@@ -82,14 +85,45 @@ func (e Entry) Fresh(c int, v *tokenizer.Vocab) json.RawMessage {
 		v = tokenizer.Builtin().Words()
 	}
 	at := e.FreshAt - 1
-	o, ok := v.Index(string(e.Body[at : at+e.FreshLen]))
-	if !ok {
-		return e.Body
+	var w string
+	if e.FreshID {
+		id, err := strconv.Atoi(string(e.Body[at : at+e.FreshLen]))
+		o, spaced, ok := v.OfID(id)
+		if err != nil || !ok {
+			return e.Body
+		}
+		w = strconv.Itoa(v.ID(o+c, spaced))
+	} else {
+		o, ok := v.Index(string(e.Body[at : at+e.FreshLen]))
+		if !ok {
+			return e.Body
+		}
+		w = v.Word(o + c)
 	}
-	w := v.Word(o + c)
 	out := make([]byte, 0, len(e.Body)-e.FreshLen+len(w))
 	out = append(append(append(out, e.Body[:at]...), w...), e.Body[at+e.FreshLen:]...)
 	return out
+}
+
+// nthID is where the k-th id of a body's "token_ids" list sits (at, and
+// its length n; at −1 when it has none).
+func nthID(body []byte, k int) (at, n int) {
+	key := []byte(`"token_ids":[`)
+	i := bytes.Index(body, key)
+	if i < 0 {
+		return -1, 0
+	}
+	at = i + len(key)
+	for ; k > 0; k-- {
+		j := bytes.IndexByte(body[at:], ',')
+		if j < 0 {
+			return -1, 0
+		}
+		at += j + 1
+	}
+	for n = 0; at+n < len(body) && body[at+n] >= '0' && body[at+n] <= '9'; n++ {
+	}
+	return at, n
 }
 
 // Phase names.
@@ -1074,7 +1108,17 @@ func (it *Iter) next(keep bool) bool {
 		// server's prefix cache.
 		// (The first word of its own text, after any prefix, which is
 		// meant to be served from the cache.)
-		if ph.Cycle && g.synthetic {
+		if ph.Cycle && g.synthetic && ids != nil {
+			// A tokens-in body: the first word's id, the k-th of the
+			// list (the words of body are its last ids, one each).
+			if k := len(ids) - (strings.Count(body, " ") + 1); k >= 0 && k < len(ids) {
+				if _, _, word := b.tok.Words().OfID(ids[k]); word {
+					if at, n := nthID(req, k); at >= 0 && string(req[at:at+n]) == strconv.Itoa(ids[k]) {
+						e.FreshAt, e.FreshLen, e.FreshID = at+1, n, true
+					}
+				}
+			}
+		} else if ph.Cycle && g.synthetic {
 			first, _, _ := strings.Cut(body, " ")
 			if _, word := b.tok.Words().Index(first); word {
 				if at := bytes.Index(req, []byte(pr.Text)); at >= 0 {

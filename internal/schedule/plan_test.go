@@ -792,3 +792,57 @@ func TestTokenIDsAreThePrompts(t *testing.T) {
 		}
 	}
 }
+
+// A cycling pool sent as token ids gets a fresh first word too: each cycle
+// after the first changes the prompt's first id (after the system prompt's)
+// to another word's, so no request resends an earlier one's ids, and every
+// list keeps its length.
+func TestTokensInCyclesFresh(t *testing.T) {
+	t.Parallel()
+	p := profile()
+	p.EndpointType, p.Tokenizer = "vllm_generate", filepath.Join("..", "tokenizer", "testdata", "qwen3-trimmed.json")
+	p.BenchmarkDuration, p.NumDatasetEntries, p.SharedSystemPromptLength = 5, 7, 5
+	pl, err := Build(p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(b []byte) []int {
+		var body struct {
+			TokenIDs []int `json:"token_ids"`
+		}
+		if err := json.Unmarshal(b, &body); err != nil {
+			t.Fatalf("body %s: %v", b, err)
+		}
+		return body.TokenIDs
+	}
+	seen := map[string]bool{}
+	for i, e := range entries(t, pl.Profiling()) {
+		if !e.FreshID {
+			t.Fatalf("entry %d: no fresh id (%+v)", i, e)
+		}
+		first := ids(e.Body)
+		for c := 0; c < 300; c++ {
+			got := ids(e.Fresh(c, pl.Words()))
+			key := fmt.Sprint(got)
+			if seen[key] {
+				t.Fatalf("cycle %d entry %d resends a prompt", c, i)
+			}
+			seen[key] = true
+			diff := 0
+			for k := range got {
+				if got[k] != first[k] {
+					diff++
+					if k != 5 {
+						t.Fatalf("cycle %d entry %d: id %d changed, want only the prompt's first (5)", c, i, k)
+					}
+					if _, _, ok := pl.Words().OfID(got[k]); !ok {
+						t.Fatalf("cycle %d: %d is no word's id", c, got[k])
+					}
+				}
+			}
+			if len(got) != e.ISL || (c > 0) != (diff == 1) {
+				t.Fatalf("cycle %d entry %d: %d ids (ISL %d), %d changed", c, i, len(got), e.ISL, diff)
+			}
+		}
+	}
+}

@@ -81,6 +81,15 @@ func (t *Tokenizer) Count(s string) int {
 type Vocab struct {
 	words []string
 	index map[string]int
+	// ids[i] is word i's id alone and after a space; byID is the other way
+	// (a word's index, and whether the id is its spaced one).
+	ids  [][2]int
+	byID map[int]wordID
+}
+
+type wordID struct {
+	word   int
+	spaced bool
 }
 
 // Len is the number of words.
@@ -98,6 +107,24 @@ func (v *Vocab) Word(i int) string {
 func (v *Vocab) Index(w string) (int, bool) {
 	i, ok := v.index[w]
 	return i, ok
+}
+
+// ID is the id of word i (taken modulo Len), alone or after a space.
+func (v *Vocab) ID(i int, spaced bool) int {
+	if i < 0 {
+		i = -i
+	}
+	id := v.ids[i%len(v.ids)]
+	if spaced {
+		return id[1]
+	}
+	return id[0]
+}
+
+// OfID is the word whose id (alone, or after a space: spaced) id is.
+func (v *Vocab) OfID(id int) (word int, spaced, ok bool) {
+	w, ok := v.byID[id]
+	return w.word, w.spaced, ok
 }
 
 // Text is n words drawn from r, space-separated: n tokens.
@@ -154,15 +181,21 @@ const minWords = 1024
 // space in enc, and checks that space-separated words stay one token each
 // (the pre-tokenizer splits at spaces).
 func newVocab(name string, enc encoder) (*Vocab, error) {
-	one := func(s string) bool {
-		n, err := countOf(enc, s)
-		return err == nil && n == 1
+	one := func(s string) (int, bool) {
+		id, n := -1, 0
+		err := enc.encode(s, func(x int) { id, n = x, n+1 })
+		return id, err == nil && n == 1
 	}
-	v := &Vocab{index: map[string]int{}}
+	v := &Vocab{index: map[string]int{}, byID: map[int]wordID{}}
 	for _, w := range corpusWords() {
-		if one(w) && one(" "+w) {
+		alone, ok1 := one(w)
+		spaced, ok2 := one(" " + w)
+		if ok1 && ok2 {
 			v.index[w] = len(v.words)
+			v.byID[alone] = wordID{len(v.words), false}
+			v.byID[spaced] = wordID{len(v.words), true}
 			v.words = append(v.words, w)
+			v.ids = append(v.ids, [2]int{alone, spaced})
 		}
 	}
 	if len(v.words) < minWords {
