@@ -282,6 +282,12 @@ func step(ctx context.Context, f *Config, url string, c int, dir string) (*Step,
 	from, to := int64(f.Ramp*1e9), int64((f.Ramp+f.Duration)*1e9)
 	p.ISLMean, p.OSLMean = f.ISL, f.OSL
 	p.ExtraInputs = []string{"ignore_eos:true"}
+	if k, err := endpoint.For(p.EndpointType); err == nil {
+		if _, unbounded := k.(endpoint.Unbounded); unbounded {
+			// (serve reads max_tokens from any body)
+			p.OSLMean, p.ExtraInputs = 0, append(p.ExtraInputs, fmt.Sprintf("max_tokens:%d", f.OSL))
+		}
+	}
 	p.Seed, p.SeedSet = 1, true
 	p.Workers = f.Workers
 	p.MaxErrorRate = 100

@@ -18,7 +18,14 @@ type SolidoRAG struct{}
 var (
 	_ Kind      = SolidoRAG{}
 	_ BodyEnded = SolidoRAG{}
+	_ Unbounded = SolidoRAG{}
 )
+
+// Unbounded is a Kind whose API takes no output length: --osl is not
+// sent (a pipeline that takes one gets it from --extra-inputs).
+type Unbounded interface{ Unbounded() }
+
+func (SolidoRAG) Unbounded() {}
 
 // EndsWithBody: a stream may just end (AIPerf reads it to its end).
 func (SolidoRAG) EndsWithBody() {}
