@@ -51,6 +51,8 @@ type Config struct {
 	EndpointType string
 	// Tokenizer is the profile's --tokenizer (a tokens-in type needs one).
 	Tokenizer string
+	// The template type's request template, response field and path.
+	RequestTemplate, ResponseField, Endpoint string
 }
 
 // Save writes cal as JSON to path, atomically.
@@ -142,9 +144,13 @@ func (f *Config) Check() ([]int, error) {
 		errs = append(errs, fmt.Errorf("--ramp %g: must not be negative", f.Ramp))
 	}
 	if f.EndpointType != "" {
-		switch k, err := endpoint.For(f.EndpointType); {
+		switch k, err := endpoint.Make(f.EndpointType, f.RequestTemplate, f.ResponseField); {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("--endpoint-type: %v", err))
+		case f.EndpointType == endpoint.TypeRaw:
+			errs = append(errs, fmt.Errorf("--endpoint-type raw posts an input file's payloads: calibrate makes its own requests (measure the type the payloads are for)"))
+		case f.EndpointType == endpoint.TypeTemplate && f.Endpoint == "":
+			errs = append(errs, fmt.Errorf("--endpoint-type template needs --endpoint, the path serve answers the template's body at"))
 		default:
 			if _, ok := k.(endpoint.NonToken); ok {
 				errs = append(errs, fmt.Errorf("--endpoint-type %s: not a streaming type; calibrate measures streams", f.EndpointType))
@@ -270,6 +276,7 @@ func step(ctx context.Context, f *Config, url string, c int, dir string) (*Step,
 		p.EndpointType = f.EndpointType
 	}
 	p.Tokenizer = f.Tokenizer
+	p.RequestTemplate, p.ResponseField, p.Endpoint = f.RequestTemplate, f.ResponseField, f.Endpoint
 	p.Concurrency, p.ConcurrencySet = c, true
 	// The streams start over the ramp and the window after it is measured:
 	// what is compared is the steady state, not 512 connections dialled in
