@@ -66,14 +66,21 @@ func TestCalibrate(t *testing.T) {
 
 // calibrate measures any streaming endpoint type against the same truth:
 // each framing's reader is joined with serve's record of what it wrote,
-// request by request; a non-streaming type, or an unknown one, is refused
-// naming --endpoint-type.
+// request by request (a tokens-in type with --tokenizer, a template with
+// its flags, solido_rag with its length as --extra-inputs); a
+// non-streaming type, an unknown one, raw, and a template or tokens-in type
+// without its flags are refused naming --endpoint-type.
 func TestCalibrateEndpointTypes(t *testing.T) {
 	usePlainWorkers(t)
-	for _, typ := range []string{"messages", "ollama_chat", "sglang_generate"} {
+	extra := map[string][]string{
+		"vllm_generate": {"--tokenizer", filepath.Join("..", "tokenizer", "testdata", "qwen3-trimmed.json")},
+		"template": {"--endpoint", "/v1/completions", "--response-field", "choices.0.text",
+			"--request-template", `{"model":{{json .Model}},"prompt":{{json .Prompt}},"max_tokens":{{.MaxTokens}},"stream":{{.Stream}}}`},
+	}
+	for _, typ := range []string{"messages", "ollama_chat", "sglang_generate", "vllm_generate", "solido_rag", "template"} {
 		out := filepath.Join(t.TempDir(), "cal.json")
-		res := runCLI(t, 2*time.Minute, "calibrate", "--endpoint-type", typ, "--steps", "2", "--max-concurrency", "2", "--duration", "1",
-			"--ttft", "10ms", "--itl", "5ms", "--osl", "16", "--output", out)
+		res := runCLI(t, 2*time.Minute, append([]string{"calibrate", "--endpoint-type", typ, "--steps", "2", "--max-concurrency", "2", "--duration", "1",
+			"--ttft", "10ms", "--itl", "5ms", "--osl", "16", "--output", out}, extra[typ]...)...)
 		if res.code != 0 {
 			t.Fatalf("%s: exit %d\n%s\n%s", typ, res.code, res.stdout, res.stderr)
 		}
@@ -91,7 +98,7 @@ func TestCalibrateEndpointTypes(t *testing.T) {
 			t.Errorf("%s: %+v\n%s", typ, s, res.stdout)
 		}
 	}
-	for _, bad := range []string{"embeddings", "nope"} {
+	for _, bad := range []string{"embeddings", "nope", "raw", "template", "vllm_generate"} {
 		if res := runCLI(t, time.Minute, "calibrate", "--endpoint-type", bad); res.code != ExitError || !strings.Contains(res.stderr, "--endpoint-type") {
 			t.Errorf("%s: exit %d %s", bad, res.code, res.stderr)
 		}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -100,6 +101,26 @@ func TestTokensInAndRAGEndpoints(t *testing.T) {
 	}
 	if res := runCLI(t, time.Minute, "profile", "-m", "m", "-u", url, "--endpoint-type", "vllm_generate", "--request-count", "1"); res.code != 2 || !strings.Contains(res.stderr, "--tokenizer") {
 		t.Errorf("vllm_generate without --tokenizer: exit %d\n%s", res.code, res.stderr)
+	}
+	// A raw_payload file of tokens-in bodies goes as it is, with no
+	// --tokenizer: ISL is each body's ids, OSL the ids received.
+	payloads := filepath.Join(t.TempDir(), "ids.jsonl")
+	os.WriteFile(payloads, []byte(`{"model":"m","token_ids":[9707,11,1879,0,5],"sampling_params":{"max_tokens":4,"ignore_eos":true}}`+"\n"+
+		`{"model":"m","token_ids":[1,2,3],"sampling_params":{"max_tokens":6,"ignore_eos":true}}`+"\n"), 0o644)
+	dir := filepath.Join(t.TempDir(), "raw")
+	if res := runCLI(t, time.Minute, "profile", "-m", "m", "-u", url, "--endpoint-type", "vllm_generate", "--custom-dataset-type", "raw_payload",
+		"--input-file", payloads, "--request-count", "2", "--no-server-metrics", "--artifact-dir", dir); res.code != 0 {
+		t.Fatalf("raw payloads: exit %d\n%s", res.code, res.stderr)
+	}
+	recs := readRecords(t, dir)
+	if len(recs) != 2 {
+		t.Fatalf("%d records of 2 raw payloads", len(recs))
+	}
+	for _, r := range recs {
+		want := map[int][2]int{5: {5, 4}, 3: {3, 6}}[r.ISL]
+		if !r.OK() || r.ISL != want[0] || r.OSL != want[1] || r.ServerISL != r.ISL || r.ServerOSL != r.OSL {
+			t.Errorf("raw payload %d: ISL %d (server %d), OSL %d (server %d), %s", r.Index, r.ISL, r.ServerISL, r.OSL, r.ServerOSL, r.ErrMsg)
+		}
 	}
 	eachEndpointRun(t, "solido_rag", url, 6, []string{"-m", "llama", "--endpoint-type", "solido_rag",
 		"--concurrency", "2", "--request-count", "6", "--isl", "20", "--extra-inputs", "ignore_eos:true", "--extra-inputs", "max_tokens:9", "--random-seed", "6"},

@@ -340,8 +340,8 @@ func (p *Profile) Validate() error {
 		if _, unbounded := t.Kind.(endpoint.Unbounded); unbounded && p.OSLMean > 0 {
 			bad("--output-tokens-mean/--osl %d: --endpoint-type %s's API takes no output length, so it would not be sent (give --extra-inputs max_tokens:%d if your pipeline takes one)", p.OSLMean, t.Name, p.OSLMean)
 		}
-		if _, ids := t.Kind.(endpoint.TokenIn); ids && strings.TrimSpace(p.Tokenizer) == "" {
-			bad("--endpoint-type %s sends the prompt as token ids: it needs --tokenizer, the served model's tokenizer.json (or ORG/NAME in the local Hugging Face cache); the builtin o200k_base's ids are not a model's", t.Name)
+		if _, ids := t.Kind.(endpoint.TokenIn); ids && strings.TrimSpace(p.Tokenizer) == "" && p.CustomDatasetType != RawPayload && p.CustomDatasetType != InputsJSON {
+			bad("--endpoint-type %s sends the prompt as token ids: it needs --tokenizer, the served model's tokenizer.json (or ORG/NAME in the local Hugging Face cache); the builtin o200k_base's ids are not a model's (a raw_payload or inputs_json file's bodies go as they are)", t.Name)
 		}
 	}
 	if p.Concurrency < 1 {

@@ -1082,7 +1082,7 @@ func (it *Iter) next(keep bool) bool {
 			build = func(endpoint.Input) ([]byte, error) { return []byte(pr.Text), nil } // (the line is the body)
 		}
 		var ids []int
-		if _, tokIn := b.kind.(endpoint.TokenIn); tokIn {
+		if _, tokIn := b.kind.(endpoint.TokenIn); tokIn && (g.index == nil || !g.index.Raw()) {
 			// The system prompt's ids, then the prompt's, each encoded on
 			// its own as the client counts them.
 			for _, text := range []string{system, pr.Text} {
