@@ -280,8 +280,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rp *reply) {
 			ev = rp.event(ev[:0], k)
 			b = frame(b, ev)
 			if k == n-1 {
-				ev = rp.end(ev[:0])
-				b = frame(b, ev)
+				// (A stream that ends with its last token event, as TGI's,
+				// Triton's and SOLIDO's do, has no end events: an empty
+				// frame here would be a second end of the chunked body,
+				// bytes a client then reads on an idle connection.)
+				if ev = rp.end(ev[:0]); len(ev) > 0 {
+					b = frame(b, ev)
+				}
 				b = append(b, "0\r\n\r\n"...)
 			}
 			return b
