@@ -135,3 +135,37 @@ func FuzzVLLMScan(f *testing.F) {
 		}
 	})
 }
+
+// The template type's reading of its field path without a decode: it never
+// panics or writes to its input, and on any JSON event where it answers
+// it gives what the decoder gives (any path, any value, nested, escaped,
+// duplicated keys).
+func FuzzTemplateScan(f *testing.F) {
+	f.Add([]byte(`{"choices":[{"index":0,"text":" hi","finish_reason":null}]}`), "choices.0.text")
+	f.Add([]byte(`{"a":{"b":[1,{"c":"x\"y"}]},"a":{"b":[]}}`), "a.b.1.c")
+	f.Add([]byte(`{"out":{"text":null},"n":12.5e3,"ok":true}`), "n")
+	f.Add([]byte(`{"data":[{"t":"\u00e9"}], "t" : "top"}`), "data.0.t")
+	f.Add([]byte(`{"x":[[1,2],[3,{"y":"z"}]]}`), "x.1.1.y")
+	f.Fuzz(func(t *testing.T, data []byte, field string) {
+		tm, err := NewTemplate(`{"p":{{json .Prompt}}}`, field)
+		if err != nil {
+			return
+		}
+		in := append([]byte(nil), data...)
+		got, _, full, err := tm.Scan(data, make([]byte, 0, 16))
+		if !bytes.Equal(in, data) {
+			t.Fatalf("Scan wrote to its input: %q became %q", in, data)
+		}
+		if err != nil || full != nil || !json.Valid(data) {
+			return
+		}
+		want, derr := tm.parse(data)
+		if derr == nil && want.ServerErr == "" && want.Content != string(got) {
+			t.Fatalf("%s at %q: scanned %q, decoded %q", data, field, got, want.Content)
+		}
+		// The walk itself, wherever it answers.
+		if text, ok := pathText(data, tm.field); ok && derr == nil && string(text) != want.Content {
+			t.Fatalf("%s at %q: walked %q, decoded %q", data, field, text, want.Content)
+		}
+	})
+}

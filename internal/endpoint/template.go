@@ -155,8 +155,15 @@ func (t *Template) parse(data []byte) (Chunk, error) {
 func (t *Template) ParseChunk(data []byte) (Chunk, error)       { return t.parse(data) }
 func (t *Template) ParseResponse(body []byte) (Response, error) { return t.parse(body) }
 
-// Scan decodes each event: the field is the user's, anywhere in it.
+// Scan reads an event's text at the field path without a decode
+// (pathText) when the event is whole (wellFormed) and has no error key;
+// any other event, or one the walk can't vouch for, is decoded.
 func (t *Template) Scan(data, buf []byte) ([]byte, int, *Chunk, error) {
+	if !bytes.Contains(data, []byte(`"error"`)) && wellFormed(data) {
+		if text, ok := pathText(data, t.field); ok {
+			return append(buf[:0], text...), 0, nil, nil
+		}
+	}
 	c, err := t.parse(data)
 	if err != nil {
 		return nil, 0, nil, err

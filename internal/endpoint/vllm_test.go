@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -89,5 +90,30 @@ func TestSolidoWire(t *testing.T) {
 	}
 	if c, _ := (SolidoRAG{}).ParseResponse([]byte(`{"detail":"Not authenticated"}`)); c.ServerErr == "" {
 		t.Errorf("a FastAPI error: %+v", c)
+	}
+}
+
+// The template type reads a streamed event's field without a decode where
+// it can vouch for the answer, and says so where it can't (an escaped
+// key, a key twice on the path).
+func TestPathText(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		data, path, want string
+		ok               bool
+	}{
+		{`{"id":"c","choices":[{"index":0,"text":" hi","logprobs":null,"finish_reason":null}]}`, "choices.0.text", " hi", true},
+		{`{"choices":[{"delta":{"content":"a \"q\""}}]}`, "choices.0.delta.content", `a "q"`, true},
+		{`{"choices":[{"delta":{}}]}`, "choices.0.delta.content", "", true},
+		{`{"choices":[]}`, "choices.0.text", "", true},
+		{`{"n": 12.5e3 , "b":true}`, "n", "12.5e3", true},
+		{`{"o":{"a":1}}`, "o", "", true},
+		{`{"t":"x","t":"y"}`, "t", "", false},
+		{`{"\u0074":"x"}`, "t", "", false},
+	} {
+		got, ok := pathText([]byte(c.data), strings.Split(c.path, "."))
+		if ok != c.ok || (ok && string(got) != c.want) {
+			t.Errorf("%s at %s: %q, %v; want %q, %v", c.data, c.path, got, ok, c.want, c.ok)
+		}
 	}
 }
