@@ -403,7 +403,7 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Rec
 	}
 	end := int64(0)
 	var st streamState
-	st.start(rec, maxTokens)
+	st.start(rec, maxTokens, c.Kind)
 	st.onFirst = firstTokenHook(ctx)
 	for {
 		ev, err := rd.Next()
@@ -442,9 +442,11 @@ type streamState struct {
 	tail     [256]byte
 	tailN    int // the last fast-path chunk's last bytes: tail[:tailN]
 	onFirst  func()
+	ids      bool // the kind's content is token ids (endpoint.TokenOut): events' lists are joined by commas
 }
 
-func (st *streamState) start(rec *record.Record, maxTokens int) {
+func (st *streamState) start(rec *record.Record, maxTokens int, k endpoint.Kind) {
+	_, st.ids = k.(endpoint.TokenOut)
 	if rec.Chunks == nil {
 		rec.Chunks = make([]int64, 0, max(maxTokens, 16)+1)
 	}
@@ -506,7 +508,7 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 			if rec.FirstOutput == 0 && len(st.thought) > 0 {
 				rec.FirstOutput = ev.At
 			}
-			if _, ids := c.Kind.(endpoint.TokenOut); ids && len(st.text) > 0 {
+			if st.ids && len(st.text) > 0 {
 				st.text = append(st.text, ',') // (each event's ids, one list)
 			}
 			st.text = append(st.text, text[reasoning:]...)

@@ -72,7 +72,7 @@ func BenchmarkFraming(b *testing.B) {
 				}
 				var rec record.Record
 				var st streamState
-				st.start(&rec, 128)
+				st.start(&rec, 128, s.kind)
 				dec.Feed(body, 1)
 				n := 0
 				for {

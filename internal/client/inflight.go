@@ -144,7 +144,7 @@ func (in *inflight) parseHead(h []byte) bool {
 	in.framing, in.left = rh.framing, rh.length
 	if in.sse {
 		in.dec = in.sc.decoder(in.c.Kind)
-		in.st.start(in.rec, in.maxTokens)
+		in.st.start(in.rec, in.maxTokens, in.c.Kind)
 		in.st.onFirst = in.onFirst
 	}
 	if in.framing == byLength && in.left == 0 {
