@@ -182,9 +182,11 @@ func skipValue(b []byte, i int) int {
 		}
 		return -1
 	}
-	j := i
-	for j < len(b) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(b[j])) {
-		j++
+	j := i // a number or a literal: up to what ends it
+	for ; j < len(b); j++ {
+		if c := b[j]; c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+			break
+		}
 	}
 	if j == i {
 		return -1

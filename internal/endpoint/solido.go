@@ -13,7 +13,7 @@ import (
 // of the same object, each with its piece of content, ended by [DONE] or
 // by the body. The filters default to AIPerf's ({"family": "Solido",
 // "tool": "SDE"}); --extra-inputs filters:{...} replaces them.
-type SolidoRAG struct{}
+type SolidoRAG struct{ openAI } // ([DONE] and a Bearer key, as OpenAI's)
 
 var (
 	_ Kind      = SolidoRAG{}
@@ -91,9 +91,3 @@ func (SolidoRAG) Scan(data, buf []byte) ([]byte, int, *Chunk, error) {
 }
 
 var solidoKeys = [][]byte{[]byte(`"content":`)}
-
-func (SolidoRAG) Done(data []byte) bool { return string(data) == "[DONE]" }
-
-func (SolidoRAG) Auth(apiKey string) [][2]string {
-	return [][2]string{{"Authorization", "Bearer " + apiKey}}
-}

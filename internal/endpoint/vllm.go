@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -99,7 +100,7 @@ type vllmWire struct {
 	Message string          `json:"message"`
 }
 
-func parseVLLM(data []byte, whole bool) (Chunk, error) {
+func parseVLLM(data []byte) (Chunk, error) {
 	var o vllmWire
 	if err := json.Unmarshal(data, &o); err != nil {
 		return Chunk{}, fmt.Errorf("malformed JSON: %w", err)
@@ -110,13 +111,13 @@ func parseVLLM(data []byte, whole bool) (Chunk, error) {
 		c.ServerErr = string(o.Error)
 		return c, nil
 	case o.Object == "error":
-		c.ServerErr = cmpOr(o.Message, string(data))
+		c.ServerErr = cmp.Or(o.Message, string(data))
 		return c, nil
 	}
 	if len(o.Choices) > 0 {
 		ch := o.Choices[0]
 		c.Content = joinIDs(ch.TokenIDs)
-		if ch.FinishReason != nil && (!whole || *ch.FinishReason != "") {
+		if ch.FinishReason != nil {
 			c.Finish = *ch.FinishReason
 		}
 	}
@@ -124,13 +125,6 @@ func parseVLLM(data []byte, whole bool) (Chunk, error) {
 		c.Usage = o.Usage
 	}
 	return c, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func joinIDs(ids []int) string {
@@ -144,8 +138,8 @@ func joinIDs(ids []int) string {
 	return string(b)
 }
 
-func (VLLMGenerate) ParseChunk(data []byte) (Chunk, error)       { return parseVLLM(data, false) }
-func (VLLMGenerate) ParseResponse(body []byte) (Response, error) { return parseVLLM(body, true) }
+func (VLLMGenerate) ParseChunk(data []byte) (Chunk, error)       { return parseVLLM(data) }
+func (VLLMGenerate) ParseResponse(body []byte) (Response, error) { return parseVLLM(body) }
 
 // Scan reads a plain token event's ids without a decode: those of the
 // first choice's token_ids, found by their place in the event
@@ -156,7 +150,7 @@ func (VLLMGenerate) Scan(data, buf []byte) ([]byte, int, *Chunk, error) {
 	if ids, ok := firstChoiceIDs(data); ok && wellFormed(data) {
 		return append(buf[:0], ids...), 0, nil, nil
 	}
-	c, err := parseVLLM(data, false)
+	c, err := parseVLLM(data)
 	if err != nil {
 		return nil, 0, nil, err
 	}
