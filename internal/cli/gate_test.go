@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -78,17 +80,56 @@ func decide(t *testing.T, name string, gate func(resultsDir string) (int, string
 	if undecided == nil {
 		undecided = func(out, _ string) bool { return strings.Contains(out, "verdict INCONCLUSIVE") }
 	}
+	var disturbed []string
 	for try := 1; ; try++ {
 		resultsDir = name
 		if try > 1 {
 			resultsDir = fmt.Sprintf("%s-try%d", name, try)
 		}
 		code, out, errs = gate(resultsDir)
-		if try == decideTries || !undecided(out, resultsDir) {
+		if !undecided(out, resultsDir) {
 			return code, out, errs, resultsDir
 		}
-		t.Logf("%s, try %d of %d: undecided (exit %d); its figures:\n%s", name, try, decideTries, code, verdictFigures(out, filepath.Join(resultsDir, "report.md")))
+		figures := verdictFigures(out, filepath.Join(resultsDir, "report.md"))
+		if least, ok := leastSteal(out); ok && least >= disturbedStealPct {
+			disturbed = append(disturbed, fmt.Sprintf("try %d: steal ≥ %.1f%%", try, least))
+		}
+		if try == decideTries {
+			if len(disturbed) == decideTries {
+				t.Skipf("%s: undecided in every try, each on a disturbed VM (%s); the last try's figures:\n%s", name, strings.Join(disturbed, "; "), figures)
+			}
+			return code, out, errs, resultsDir
+		}
+		t.Logf("%s, try %d of %d: undecided (exit %d); its figures:\n%s", name, try, decideTries, code, figures)
 	}
+}
+
+// disturbedStealPct is the CPU steal at which every run of a try counts
+// as disturbed: the hypervisor took that share of the CPUs during each of
+// the gate's runs. A CI run at 26-40% steal left a 20 ms against 20 ms
+// paired gate INCONCLUSIVE three times (90% intervals -8% to +31% and
+// -16% to +27% against a 10% tolerance): an honest verdict on that noise,
+// which the test cannot tell from a gate that never decides. So when
+// every try was undecided on a disturbed VM, decide skips, with figures;
+// a decided verdict is still returned and checked, whatever the steal.
+const disturbedStealPct = 10
+
+var stealLine = regexp.MustCompile(`CPU steal during the run: ([0-9.]+)%`)
+
+// leastSteal is the smallest CPU steal a gate's stdout reports for its
+// runs; false when it reports none (steal is read on Linux only).
+func leastSteal(out string) (float64, bool) {
+	least, any := 0.0, false
+	for _, m := range stealLine.FindAllStringSubmatch(out, -1) {
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			continue
+		}
+		if !any || v < least {
+			least, any = v, true
+		}
+	}
+	return least, any
 }
 
 // verdictFigures is the verdict line of a gate's stdout and the table rows
@@ -983,5 +1024,16 @@ func TestGateRefreshRecordsAnAcceptedRegression(t *testing.T) {
 	}
 	if n != 2 {
 		t.Fatalf("%d runs stored", n)
+	}
+}
+
+// leastSteal reads the steal lines the console report writes for each run.
+func TestLeastSteal(t *testing.T) {
+	out := "run 1\n  CPU steal during the run: 26.4%\nrun 2\n  CPU steal during the run: 9.5%\n  CPU steal during the run: 40.0%\n"
+	if v, ok := leastSteal(out); !ok || v != 9.5 {
+		t.Errorf("leastSteal = %v, %v; want 9.5", v, ok)
+	}
+	if _, ok := leastSteal("verdict INCONCLUSIVE\n"); ok {
+		t.Error("a report without steal lines read as measured")
 	}
 }
