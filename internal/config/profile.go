@@ -236,34 +236,22 @@ func (p *Profile) SharesPrefixes() bool {
 		p.CustomDatasetType == MooncakeTrace || p.CustomDatasetType == BailianTrace
 }
 
-// BlockSize is the tokens per hash_ids block: --isl-block-size, or the
-// trace type's own (AIPerf's: 512 for Mooncake, 16 for Bailian).
-func (p *Profile) BlockSize() int {
-	switch {
-	case p.ISLBlockSize > 0:
-		return p.ISLBlockSize
-	case p.CustomDatasetType == BailianTrace:
-		return 16
-	}
-	return 512
-}
-
-// Custom dataset types (AIPerf's names).
+// Custom dataset types (AIPerf's names; dataset.Kinds has them all).
 const (
-	MooncakeTrace = "mooncake_trace"
-	BailianTrace  = "bailian_trace" // Mooncake's fields with timestamps in seconds, 16-token blocks, chat_id/turn
-	BasetenTrace  = "baseten_trace" // Parquet rows: timestamp_start_unix_ms, prompt, input_tokens, output_tokens
-	BurstGPTTrace = "burst_gpt_trace"
-	SingleTurn    = "single_turn" // JSONL of AIPerf's single-turn fields, in file order
-	MultiTurnFile = "multi_turn"  // JSONL of conversations, {"session_id", "turns": [...]}
-	RandomPool    = "random_pool" // the same lines, drawn at random with replacement
-	WekaTrace     = "weka_trace"  // Weka's agentic session traces: a JSON file, or a folder of them, one trace a file
-	RawPayload    = "raw_payload" // JSONL of whole request bodies, sent as they are
-	InputsJSON    = "inputs_json" // an inputs.json (AIPerf's or this tool's): its payloads, sent as they are
+	MooncakeTrace = dataset.MooncakeTrace
+	BailianTrace  = dataset.BailianTrace
+	BasetenTrace  = dataset.BasetenTrace
+	BurstGPTTrace = dataset.BurstGPTTrace
+	SingleTurn    = dataset.SingleTurn
+	MultiTurnFile = dataset.MultiTurn
+	RandomPool    = dataset.RandomPool
+	WekaTrace     = dataset.WekaTrace
+	RawPayload    = dataset.RawPayload
+	InputsJSON    = dataset.InputsJSON
 )
 
 // ShareGPT is --public-dataset's one value here.
-const ShareGPT = "sharegpt"
+const ShareGPT = dataset.ShareGPT
 
 // --dataset-sampling-strategy values (AIPerf's).
 const (

@@ -29,7 +29,7 @@ type basetenRow struct {
 // basetenColumns are the columns a Baseten trace must have.
 var basetenColumns = []string{"timestamp_start_unix_ms", "prompt", "input_tokens", "output_tokens"}
 
-// IndexBaseten reads a Baseten trace (Parquet: timestamp_start_unix_ms,
+// indexBaseten reads a Baseten trace (Parquet: timestamp_start_unix_ms,
 // the literal prompt, input_tokens, output_tokens; other columns passed
 // over) a row group at a time. Its prompts go, as read, into a JSONL file
 // of the index's own in the temporary folder (named by the trace's
@@ -38,7 +38,7 @@ var basetenColumns = []string{"timestamp_start_unix_ms", "prompt", "input_tokens
 // prompt is read back by its line when its request is built. A row is
 // sent as it was recorded: its prompt, counted in tok's tokens, with
 // output_tokens as max tokens, at its timestamp.
-func IndexBaseten(path string, tok *tokenizer.Tokenizer, words uint64) (*Index, error) {
+func indexBaseten(path string, tok *tokenizer.Tokenizer, words uint64) (*Index, error) {
 	return derivedIndex(path, "baseten", "", tok, words, func(w io.Writer) error { return basetenToJSONL(path, w) })
 }
 
@@ -151,7 +151,7 @@ func writeLine(w io.Writer, text string, outputLength int, timestampMs *int64) e
 // and worker here shares one), written through a temporary file and a
 // rename. The index's Digest is the source file's.
 func derivedIndex(path, kind, key string, tok *tokenizer.Tokenizer, words uint64, write func(io.Writer) error) (*Index, error) {
-	return derivedWith(path, kind, key, write, func(jsonl string) (*Index, error) { return IndexFile(jsonl, tok, words, Blocks{}) })
+	return derivedWith(path, kind, key, write, func(jsonl string) (*Index, error) { return indexFile(jsonl, tok, words, Blocks{}) })
 }
 
 // derivedWith is derivedIndex with the derived file indexed by index.
@@ -198,17 +198,17 @@ func derivedWith(path, kind, key string, write func(io.Writer) error, index func
 	return x, nil
 }
 
-// IndexInputsJSON reads an inputs.json (AIPerf's, or one this tool
+// indexInputsJSON reads an inputs.json (AIPerf's, or one this tool
 // wrote: {"data": [{"session_id", "payloads": [...]}, ...]}) for replay:
 // every payload of every session but warmup's, in order, sent as it is,
-// as raw_payload lines are (IndexRawPayload). A session's payloads are
+// as raw_payload lines are (indexRawPayload). A session's payloads are
 // whole requests (each holds its history), and go out in that order but
 // not one after the other's answer. It is read as a stream, one session
 // at a time, into a JSONL file of the tool's own (see derivedIndex).
-func IndexInputsJSON(path string, tok *tokenizer.Tokenizer, streaming bool) (*Index, error) {
+func indexInputsJSON(path string, tok *tokenizer.Tokenizer, streaming bool) (*Index, error) {
 	key := fmt.Sprintf("streaming=%v", streaming)
 	return derivedWith(path, "inputs", key, func(w io.Writer) error { return inputsToJSONL(path, w) },
-		func(jsonl string) (*Index, error) { return IndexRawPayload(jsonl, tok, streaming) })
+		func(jsonl string) (*Index, error) { return indexRawPayload(jsonl, tok, streaming) })
 }
 
 func inputsToJSONL(path string, out io.Writer) error {

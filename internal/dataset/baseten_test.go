@@ -50,7 +50,7 @@ func TestIndexBaseten(t *testing.T) {
 		{Timestamp: 1_760_000_000_350, Prompt: "second prompt", InputTokens: 3, OutputTokens: 8, ProvidedSessionID: "s1", TotalHashes: []int64{1, 3}, BlockSize: 64},
 	}
 	p := basetenFile(t, rows)
-	x, err := IndexBaseten(p, nil, 1)
+	x, err := indexBaseten(p, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,13 +60,13 @@ func TestIndexBaseten(t *testing.T) {
 	f, _ := os.Open(x.Path)
 	defer f.Close()
 	for j, row := range rows {
-		text, err := x.Text(j, f)
+		text, err := lineText(x, j, f)
 		m := x.Lines[j]
 		if err != nil || text != row.Prompt || int(m.ISL) != tokenizer.Count(row.Prompt) || int64(m.MaxTokens) != row.OutputTokens || m.TimestampMs != float64(row.Timestamp) {
 			t.Errorf("row %d: %q %v, meta %+v", j+1, text, err, m)
 		}
 	}
-	again, err := IndexBaseten(p, nil, 1) // (the converted file, reused)
+	again, err := indexBaseten(p, nil, 1) // (the converted file, reused)
 	if err != nil || again.Path != x.Path || again.Digest != x.Digest {
 		t.Errorf("again: %v, %s", err, again.Path)
 	}
@@ -80,16 +80,16 @@ func TestIndexBaseten(t *testing.T) {
 	w.Close()
 	bad := filepath.Join(t.TempDir(), "bad.parquet")
 	os.WriteFile(bad, buf.Bytes(), 0o644)
-	if _, err := IndexBaseten(bad, nil, 1); err == nil || !strings.Contains(err.Error(), `lacks ["prompt" "input_tokens" "output_tokens"]`) {
+	if _, err := indexBaseten(bad, nil, 1); err == nil || !strings.Contains(err.Error(), `lacks ["prompt" "input_tokens" "output_tokens"]`) {
 		t.Errorf("missing columns: %v", err)
 	}
 	os.WriteFile(bad, []byte("timestamp,prompt\n1,hello\n"), 0o644)
-	if _, err := IndexBaseten(bad, nil, 1); err == nil || !strings.Contains(err.Error(), "not a Parquet file") {
+	if _, err := indexBaseten(bad, nil, 1); err == nil || !strings.Contains(err.Error(), "not a Parquet file") {
 		t.Errorf("a CSV: %v", err)
 	}
 }
 
-// Whatever the bytes, IndexBaseten gives an index or an error naming the
+// Whatever the bytes, indexBaseten gives an index or an error naming the
 // file; the Parquet library's panics on malformed files are caught.
 func FuzzBaseten(f *testing.F) {
 	var buf bytes.Buffer
@@ -104,7 +104,7 @@ func FuzzBaseten(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Skip()
 		}
-		if _, err := IndexBaseten(p, nil, 1); err != nil && !strings.Contains(err.Error(), p) {
+		if _, err := indexBaseten(p, nil, 1); err != nil && !strings.Contains(err.Error(), p) {
 			t.Fatalf("an error without the file's name: %v", err)
 		}
 	})

@@ -24,13 +24,6 @@ import (
 // (4M tokens): a larger one is a mistake that would take the memory.
 const MaxInputLength = 1 << 22
 
-// Line is one prompt from an input file, with its timestamp when it has one.
-type Line struct {
-	Prompt
-	TimestampMs float64
-	HasTime     bool
-}
-
 // fileLine is the JSONL line shape: a prompt as text, or as a length to
 // synthesize (as in trace files), with an optional timestamp in ms, and,
 // in a Mooncake trace, the hash ids of its prompt's blocks.
@@ -228,49 +221,26 @@ func (fl *fileLine) images() []string {
 	return append(out, fl.Images...)
 }
 
-// FromFile reads a JSONL input file whole: IndexFile, then every line's
-// prompt. (For tests and small files; a plan reads through an Index.)
-func FromFile(path string, tok *tokenizer.Tokenizer, words uint64, blocks Blocks) ([]Line, error) {
-	x, err := IndexFile(path, tok, words, blocks)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--input-file: %w", err)
-	}
-	defer f.Close()
-	out := make([]Line, len(x.Lines))
-	for j, m := range x.Lines {
-		text, err := x.Text(j, f)
-		if err != nil {
-			return nil, err
-		}
-		out[j] = Line{Prompt: Prompt{Text: text, ISL: int(m.ISL), MaxTokens: int(m.MaxTokens)}, TimestampMs: m.TimestampMs, HasTime: m.HasTime}
-	}
-	return out, nil
-}
-
-// IndexFile reads a JSONL input file as a stream and indexes its lines:
+// indexFile reads a JSONL input file as a stream and indexes its lines:
 // "text" (its tokens counted with tok; nil: the builtin), or "input_length" (synthesized from words,
 // line j from its own source), or a Mooncake trace's "hash_ids" (made of
 // blocks, see Blocks), with "output_length" and a "timestamp" in ms.
 // Errors name the file and the line.
-func IndexFile(path string, tok *tokenizer.Tokenizer, words uint64, blocks Blocks) (*Index, error) {
+func indexFile(path string, tok *tokenizer.Tokenizer, words uint64, blocks Blocks) (*Index, error) {
 	return indexJSONL(path, tok, words, blocks, 1)
 }
 
-// IndexBailian reads a Bailian trace (Alibaba's Qwen serving traces):
-// IndexFile's Mooncake fields with "timestamp" in seconds. Its chat_id,
+// indexBailian reads a Bailian trace (Alibaba's Qwen serving traces):
+// indexFile's Mooncake fields with "timestamp" in seconds. Its chat_id,
 // parent_chat_id and turn are passed over: each line is a whole request
 // as the service saw it (a follow-up's input_length and hash_ids include
 // the history), so the lines are replayed as they are, on their
 // timestamps, and shared hash_ids share their prefix.
-func IndexBailian(path string, tok *tokenizer.Tokenizer, words uint64, blocks Blocks) (*Index, error) {
+func indexBailian(path string, tok *tokenizer.Tokenizer, words uint64, blocks Blocks) (*Index, error) {
 	return indexJSONL(path, tok, words, blocks, 1000)
 }
 
-// indexJSONL is IndexFile with timestamps multiplied by msPer to make ms.
+// indexJSONL is indexFile with timestamps multiplied by msPer to make ms.
 func indexJSONL(path string, tok *tokenizer.Tokenizer, words uint64, blocks Blocks, msPer float64) (*Index, error) {
 	x := &Index{Path: path, tok: orBuiltin(tok), blocks: blocks, words: words, msPer: msPer}
 	digest, err := eachLine(path, func(line []byte, n int, off int64, size int) error {
@@ -339,7 +309,7 @@ func eachLine(path string, f func(line []byte, n int, off int64, size int) error
 	return hex.EncodeToString(sum.Sum(nil)), nil
 }
 
-// maxProblems is how many bad lines IndexFile lists before it stops.
+// maxProblems is how many bad lines indexFile lists before it stops.
 const maxProblems = 20
 
 // parse checks one line (number n) and returns what the index keeps of it
@@ -423,25 +393,6 @@ func (x *Index) parse(raw []byte, n int) (LineMeta, *fileLine, error) {
 		m.TimestampMs, m.HasTime = *fl.Timestamp*x.msPer, true
 	}
 	return m, &fl, nil
-}
-
-// Text is line j's prompt text, read back from f (the indexed file).
-func (x *Index) Text(j int, f io.ReaderAt) (string, error) {
-	text, _, err := x.Line(j, f)
-	return text, err
-}
-
-// Line is line j's prompt text and its "extra" request fields, read back
-// from f (the indexed file).
-func (x *Index) Line(j int, f io.ReaderAt) (string, map[string]json.RawMessage, error) {
-	text, extra, _, err := x.LineNamed(j, f)
-	return text, extra, err
-}
-
-// LineNamed is Line with the line's named texts (a rankings line's).
-func (x *Index) LineNamed(j int, f io.ReaderAt) (string, map[string]json.RawMessage, []NamedText, error) {
-	d, err := x.Read(j, f)
-	return d.Text, d.Extra, d.Named, err
 }
 
 // LineData is what a request is built from of one line.
@@ -535,14 +486,14 @@ func (x *Index) read(j int, f io.ReaderAt) (string, map[string]json.RawMessage, 
 	return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), fl.Extra, nil, images, nil
 }
 
-// IndexBurstGPT reads a BurstGPT trace (CSV with a header naming
+// indexBurstGPT reads a BurstGPT trace (CSV with a header naming
 // "Timestamp" in seconds, "Request tokens" and "Response tokens"; other
 // columns, such as "Model" and "Log Type", are passed over) as a stream:
 // each row a request of that many input tokens (synthesized, row j from
 // its own source) and that many output tokens, at that time. Rows whose
 // request or response has no tokens (failed requests in BurstGPT's logs)
 // are left out. Errors name the file and the row.
-func IndexBurstGPT(path string, tok *tokenizer.Tokenizer, words uint64) (*Index, error) {
+func indexBurstGPT(path string, tok *tokenizer.Tokenizer, words uint64) (*Index, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--input-file: %w", err)
@@ -609,11 +560,11 @@ type Pool struct {
 	Name string
 }
 
-// IndexPools reads a random_pool folder: each regular file in it (in
-// name order) a pool, indexed as IndexFile indexes a file. A request
+// indexPools reads a random_pool folder: each regular file in it (in
+// name order) a pool, indexed as indexFile indexes a file. A request
 // takes one line from every pool and sends them as one (AIPerf's
 // random_pool folder). The digest covers every file.
-func IndexPools(dir string, tok *tokenizer.Tokenizer, words uint64) ([]Pool, string, error) {
+func indexPools(dir string, tok *tokenizer.Tokenizer, words uint64) ([]Pool, string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, "", fmt.Errorf("--input-file: %w", err)
@@ -626,7 +577,7 @@ func IndexPools(dir string, tok *tokenizer.Tokenizer, words uint64) ([]Pool, str
 		}
 		path := filepath.Join(dir, e.Name())
 		// Each pool's synthesized lines (input_length) from its own source.
-		x, err := IndexFile(path, tok, words^uint64(k+1)*0x9e3779b97f4a7c15, Blocks{})
+		x, err := indexFile(path, tok, words^uint64(k+1)*0x9e3779b97f4a7c15, Blocks{})
 		if err != nil {
 			return nil, "", err
 		}
@@ -663,14 +614,14 @@ func (p Pool) Queries() bool {
 	return true
 }
 
-// IndexRawPayload reads AIPerf's raw_payload file: each line a whole
+// indexRawPayload reads AIPerf's raw_payload file: each line a whole
 // request body, sent as it is (no formatting, no --extra-inputs). Its
 // ISL is the text of its messages, prompt or the other APIs' prompt
 // fields (input, text, inputs, text_input) and the ids of a tokens-in
 // token_ids, its max tokens its max_tokens or max_completion_tokens (or
 // sampling_params' max_tokens or max_new_tokens); a line that is not a JSON object, or whose
 // "stream" disagrees with streaming, is refused with its line.
-func IndexRawPayload(path string, tok *tokenizer.Tokenizer, streaming bool) (*Index, error) {
+func indexRawPayload(path string, tok *tokenizer.Tokenizer, streaming bool) (*Index, error) {
 	x := &Index{Path: path, tok: orBuiltin(tok), raw: true}
 	digest, err := eachLine(path, func(line []byte, n int, off int64, size int) error {
 		m := LineMeta{Off: off, Len: int32(size)}

@@ -22,7 +22,7 @@ func FuzzFromFile(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Skip()
 		}
-		lines, err := FromFile(p, nil, 1, Blocks{Size: 8, Root: 3})
+		lines, err := fromFile(p, nil, 1, Blocks{Size: 8, Root: 3})
 		if err != nil {
 			return
 		}
@@ -46,7 +46,7 @@ func TestMooncakeBlocks(t *testing.T) {
 {"timestamp": 9, "input_length": 24, "hash_ids": [1, 2, 3]}
 `), 0o644)
 	bl := Blocks{Size: 8, Root: 42}
-	lines, err := FromFile(p, nil, 1, bl)
+	lines, err := fromFile(p, nil, 1, bl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,15 +61,15 @@ func TestMooncakeBlocks(t *testing.T) {
 	if lines[0].Text != lines[2].Text {
 		t.Error("the same hash ids made two prompts")
 	}
-	other, _ := FromFile(p, nil, 1, Blocks{Size: 8, Root: 43})
+	other, _ := fromFile(p, nil, 1, Blocks{Size: 8, Root: 43})
 	if other[0].Text == lines[0].Text {
 		t.Error("another root (another repeat) sent the same blocks")
 	}
 	os.WriteFile(p, []byte(`{"input_length": 24, "hash_ids": [1]}`+"\n"), 0o644)
-	if _, err := FromFile(p, nil, 1, bl); err == nil || !strings.Contains(err.Error(), "trace.jsonl:1: \"input_length\" 24 does not fit 1 hash_ids of 8-token blocks") {
+	if _, err := fromFile(p, nil, 1, bl); err == nil || !strings.Contains(err.Error(), "trace.jsonl:1: \"input_length\" 24 does not fit 1 hash_ids of 8-token blocks") {
 		t.Errorf("24 tokens in one block of 8: %v", err)
 	}
-	if _, err := FromFile(p, nil, 1, Blocks{}); err == nil || !strings.Contains(err.Error(), "mooncake_trace") {
+	if _, err := fromFile(p, nil, 1, Blocks{}); err == nil || !strings.Contains(err.Error(), "mooncake_trace") {
 		t.Errorf("hash ids without the trace type: %v", err)
 	}
 }
@@ -83,7 +83,7 @@ func TestIndexFileListsEveryProblem(t *testing.T) {
 not json
 {"text": "fine again", "timestamp": -1}
 `), 0o644)
-	_, err := IndexFile(p, nil, 1, Blocks{})
+	_, err := indexFile(p, nil, 1, Blocks{})
 	for _, want := range []string{"in.jsonl:2:", "in.jsonl:3:", "in.jsonl:4:"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("no %s in %v", want, err)
@@ -98,7 +98,7 @@ func BenchmarkIndexFile(b *testing.B) {
 	os.WriteFile(p, []byte(strings.Repeat(line, 10000)), 0o644)
 	b.SetBytes(int64(len(line) * 10000))
 	for b.Loop() {
-		if _, err := IndexFile(p, nil, 1, Blocks{}); err != nil {
+		if _, err := indexFile(p, nil, 1, Blocks{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -114,7 +114,7 @@ func TestAIPerfSingleTurnFields(t *testing.T) {
 {"texts": ["Explain", "neural networks."]}
 {"text_input": "Define reinforcement learning.", "extra": {"temperature": 0.2, "seed": 42}}
 `), 0o644)
-	x, err := IndexFile(p, nil, 1, Blocks{})
+	x, err := indexFile(p, nil, 1, Blocks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,8 @@ func TestAIPerfSingleTurnFields(t *testing.T) {
 	defer f.Close()
 	want := []string{"What is machine learning?", "Explain\nneural networks.", "Define reinforcement learning."}
 	for j, w := range want {
-		text, extra, err := x.Line(j, f)
+		d, err := x.Read(j, f)
+		text, extra := d.Text, d.Extra
 		if err != nil || text != w {
 			t.Fatalf("line %d: %q, %v; want %q", j+1, text, err, w)
 		}
@@ -142,7 +143,7 @@ func TestAIPerfSingleTurnFields(t *testing.T) {
 {"text": "d", "audio": "a.wav", "video": "v.mp4"}
 {"texts": "not a list"}
 `), 0o644)
-	_, err = IndexFile(p, nil, 1, Blocks{})
+	_, err = indexFile(p, nil, 1, Blocks{})
 	for _, w := range []string{`prompts.jsonl:1: "delay"`, `prompts.jsonl:2: image "x.png": no such file`, `prompts.jsonl:3: "turns"`, "prompts.jsonl:5:", `prompts.jsonl:4: audio "a.wav": no such file`} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("err = %v, want it to name %q", err, w)
@@ -163,7 +164,7 @@ func FuzzSessions(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Skip()
 		}
-		x, err := IndexSessions(p, nil)
+		x, err := indexSessions(p, nil)
 		if err != nil {
 			if !strings.Contains(err.Error(), p) {
 				t.Fatalf("an error without the file's name: %v", err)

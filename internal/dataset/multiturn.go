@@ -24,7 +24,7 @@ type Sessions struct {
 	Lines  []SessionMeta
 	Turns  []TurnMeta // every line's turns, in order (Lines[j].First on)
 	tok    *tokenizer.Tokenizer
-	weka   *wekaIndex // a weka_trace input (IndexWeka)
+	weka   *wekaIndex // a weka_trace input (indexWeka)
 }
 
 // Standalone reports turns whose prompts are whole in themselves (a
@@ -58,9 +58,9 @@ type roleOf struct {
 	Role string `json:"role"`
 }
 
-// IndexSessions reads a multi_turn file. Errors name the file, the line
+// indexSessions reads a multi_turn file. Errors name the file, the line
 // and the turn; every problem is listed at once (up to 20).
-func IndexSessions(path string, tok *tokenizer.Tokenizer) (*Sessions, error) {
+func indexSessions(path string, tok *tokenizer.Tokenizer) (*Sessions, error) {
 	x := &Sessions{Path: path, tok: orBuiltin(tok)}
 	digest, err := eachLine(path, x.add)
 	if err != nil {

@@ -28,25 +28,13 @@ type shareGPTConversation struct {
 	} `json:"conversations"`
 }
 
-// FromShareGPT reads a ShareGPT JSON file (an array of conversations) as a
-// stream, one record at a time: the first human/gpt pair of each
-// conversation becomes a prompt whose max tokens is the answer's length,
-// kept by vLLM's filter. Lengths are tok's (nil: the builtin tokenizer).
-// Errors name the file and the record. (A plan reads it through
-// IndexShareGPT, which keeps none of it in memory.)
-func FromShareGPT(path string, tok *tokenizer.Tokenizer) ([]Prompt, error) {
-	var out []Prompt
-	err := readShareGPT(path, tok, func(p Prompt) error { out = append(out, p); return nil })
-	return out, err
-}
-
-// IndexShareGPT indexes a ShareGPT file with memory flat however large it
-// is: the prompts FromShareGPT would return go, as read, into a JSONL
+// indexShareGPT indexes a ShareGPT file with memory flat however large it
+// is: the prompts readShareGPT reads go, as read, into a JSONL
 // file of the tool's own in the temporary folder (named by the file's
 // sha256 and the tokenizer's, which the filter depends on), indexed like
 // any input file, so a prompt is read back by its line when its request
 // is built.
-func IndexShareGPT(path string, tok *tokenizer.Tokenizer, words uint64) (*Index, error) {
+func indexShareGPT(path string, tok *tokenizer.Tokenizer, words uint64) (*Index, error) {
 	tok = orBuiltin(tok)
 	return derivedIndex(path, "sharegpt", tok.Digest(), tok, words, func(w io.Writer) error {
 		return readShareGPT(path, tok, func(p Prompt) error {

@@ -48,7 +48,7 @@ func TestShareGPT(t *testing.T) {
 		[]string{long, "an answer of five words"},
 		[]string{"tell me a very short story please", strings.Repeat("once ", 20)},
 	)
-	ps, err := FromShareGPT(p, nil)
+	ps, err := fromShareGPT(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +56,11 @@ func TestShareGPT(t *testing.T) {
 		t.Fatalf("%+v", ps)
 	}
 	os.WriteFile(p, []byte(`[{"conversations": [{"from": "human", "value": "a b c d"}]}, {"conversations": 7}]`), 0o644)
-	if _, err := FromShareGPT(p, nil); err == nil || !strings.Contains(err.Error(), "record 1") {
+	if _, err := fromShareGPT(p, nil); err == nil || !strings.Contains(err.Error(), "record 1") {
 		t.Errorf("a bad record: %v", err)
 	}
 	os.WriteFile(p, []byte(`{"not": "an array"}`), 0o644)
-	if _, err := FromShareGPT(p, nil); err == nil || !strings.Contains(err.Error(), "not a ShareGPT file") {
+	if _, err := fromShareGPT(p, nil); err == nil || !strings.Contains(err.Error(), "not a ShareGPT file") {
 		t.Errorf("not an array: %v", err)
 	}
 }
@@ -77,7 +77,7 @@ func FuzzShareGPT(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Skip()
 		}
-		ps, err := FromShareGPT(p, nil)
+		ps, err := fromShareGPT(p, nil)
 		if err != nil {
 			return
 		}
@@ -100,7 +100,7 @@ func TestBurstGPT(t *testing.T) {
 45.5,ChatGPT,1087,0,1087,Conversation log
 118,GPT-4,417,276,693,API log
 `), 0o644)
-	x, err := IndexBurstGPT(p, nil, 7)
+	x, err := indexBurstGPT(p, nil, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,21 +110,21 @@ func TestBurstGPT(t *testing.T) {
 	if len(x.Lines) != 2 || x.Lines[0].TimestampMs != 5000 || x.Lines[1].ISL != 417 || x.Lines[1].MaxTokens != 276 {
 		t.Fatalf("%+v", x.Lines)
 	}
-	text, err := x.Text(1, nil)
+	text, err := lineText(x, 1, nil)
 	if err != nil || len(strings.Fields(text)) != 417 {
 		t.Fatalf("row 3's prompt: %d words, %v", len(strings.Fields(text)), err)
 	}
 	os.WriteFile(p, []byte("Timestamp,Request tokens,Response tokens\n1,x,3\n"), 0o644)
-	if _, err := IndexBurstGPT(p, nil, 7); err == nil || !strings.Contains(err.Error(), "row 2") {
+	if _, err := indexBurstGPT(p, nil, 7); err == nil || !strings.Contains(err.Error(), "row 2") {
 		t.Errorf("a bad row: %v", err)
 	}
 	os.WriteFile(p, []byte("time,in,out\n1,2,3\n"), 0o644)
-	if _, err := IndexBurstGPT(p, nil, 7); err == nil || !strings.Contains(err.Error(), "Request tokens") {
+	if _, err := indexBurstGPT(p, nil, 7); err == nil || !strings.Contains(err.Error(), "Request tokens") {
 		t.Errorf("another header: %v", err)
 	}
 }
 
-// Whatever the bytes, IndexBurstGPT returns rows within the limits or an
+// Whatever the bytes, indexBurstGPT returns rows within the limits or an
 // error; nothing panics.
 func FuzzBurstGPT(f *testing.F) {
 	f.Add([]byte("Timestamp,Model,Request tokens,Response tokens\n5,m,10,2\n7.5,m,3,0\n"))
@@ -136,7 +136,7 @@ func FuzzBurstGPT(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Skip()
 		}
-		x, err := IndexBurstGPT(p, nil, 1)
+		x, err := indexBurstGPT(p, nil, 1)
 		if err != nil {
 			return
 		}
@@ -148,7 +148,7 @@ func FuzzBurstGPT(f *testing.F) {
 	})
 }
 
-// IndexShareGPT reads back exactly the prompts FromShareGPT keeps, with
+// indexShareGPT reads back exactly the prompts FromShareGPT keeps, with
 // the file's sha256 as its digest, holding none of them in memory.
 func TestIndexShareGPT(t *testing.T) {
 	t.Parallel()
@@ -157,11 +157,11 @@ func TestIndexShareGPT(t *testing.T) {
 		[]string{"hi", "hello there how are you"},
 		[]string{"tell me a very short story please", strings.Repeat("once ", 20)},
 	)
-	want, err := FromShareGPT(p, nil)
+	want, err := fromShareGPT(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := IndexShareGPT(p, nil, 1)
+	x, err := indexShareGPT(p, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestIndexShareGPT(t *testing.T) {
 	f, _ := os.Open(x.Path)
 	defer f.Close()
 	for j, w := range want {
-		text, err := x.Text(j, f)
+		text, err := lineText(x, j, f)
 		if m := x.Lines[j]; err != nil || text != w.Text || int(m.ISL) != w.ISL || int(m.MaxTokens) != w.MaxTokens {
 			t.Errorf("prompt %d: %q %+v, want %+v", j, text, m, w)
 		}

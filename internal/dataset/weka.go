@@ -72,7 +72,7 @@ type wekaCall struct {
 	start, end float64
 }
 
-// IndexWeka reads a weka_trace file, or a folder of them, as sessions:
+// indexWeka reads a weka_trace file, or a folder of them, as sessions:
 // each trace one session whose turns are its calls in order, a
 // subagent's calls in its place (run in turn, not beside the parent: the
 // parent waits for its subagents in the trace too, but two subagents
@@ -83,7 +83,7 @@ type wekaCall struct {
 // trace's block_size tokens, hash id h of trace T from its own source
 // (hash_id_scope "local": trace T's h is not trace U's), the tokens past
 // the hash ids from the call's own. Errors name the file and the request.
-func IndexWeka(path string, tok *tokenizer.Tokenizer, words uint64) (*Sessions, error) {
+func indexWeka(path string, tok *tokenizer.Tokenizer, words uint64) (*Sessions, error) {
 	files, err := wekaFiles(path)
 	if err != nil {
 		return nil, err

@@ -16,7 +16,7 @@ import (
 // shared within a trace and not across traces.
 func TestIndexWeka(t *testing.T) {
 	t.Parallel()
-	x, err := IndexWeka("testdata/weka", nil, 7)
+	x, err := indexWeka("testdata/weka", nil, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestIndexWeka(t *testing.T) {
 		t.Error("the subagent's hash id 90 made the parent's block 1")
 	}
 	// Another root (another repeat) sends other blocks.
-	y, _ := IndexWeka("testdata/weka", nil, 8)
+	y, _ := indexWeka("testdata/weka", nil, 8)
 	if s, _, _, _ := y.Turn(0, 0, nil); strings.Fields(s)[0] == a0[0] && strings.Join(strings.Fields(s)[:64], " ") == strings.Join(a0[:64], " ") {
 		t.Error("another root sent the same blocks")
 	}
@@ -86,7 +86,7 @@ func TestWekaErrors(t *testing.T) {
 		{`[1, 2]`, `bad.json: not a weka_trace`},
 	} {
 		p := write("bad.json", c.body)
-		if _, err := IndexWeka(p, nil, 1); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := indexWeka(p, nil, 1); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.body, err, c.want)
 		}
 	}
@@ -94,11 +94,11 @@ func TestWekaErrors(t *testing.T) {
 	write("a.json", head+`{"t": 0, "type": "n", "model": "m", "in": 0, "out": 1}]}`)
 	write("b.json", head+`{"t": 0, "type": "n", "model": "m", "in": 5}]}`)
 	write("notes.txt", "not a trace")
-	_, err := IndexWeka(dir, nil, 1)
+	_, err := indexWeka(dir, nil, 1)
 	if err == nil || !strings.Contains(err.Error(), "a.json: request 1") || !strings.Contains(err.Error(), "b.json: request 1: want \"out\"") {
 		t.Errorf("two bad files: %v", err)
 	}
-	if _, err := IndexWeka(t.TempDir(), nil, 1); err == nil || !strings.Contains(err.Error(), "no weka_trace files") {
+	if _, err := indexWeka(t.TempDir(), nil, 1); err == nil || !strings.Contains(err.Error(), "no weka_trace files") {
 		t.Errorf("an empty folder: %v", err)
 	}
 }
@@ -117,7 +117,7 @@ func FuzzWeka(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Skip()
 		}
-		x, err := IndexWeka(p, nil, 1)
+		x, err := indexWeka(p, nil, 1)
 		if err != nil {
 			if !strings.Contains(err.Error(), p) {
 				t.Fatalf("an error without the file's name: %v", err)
@@ -149,7 +149,7 @@ func FuzzRawPayload(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Skip()
 		}
-		x, err := IndexRawPayload(p, nil, false)
+		x, err := indexRawPayload(p, nil, false)
 		if err != nil {
 			if !strings.Contains(err.Error(), p) {
 				t.Fatalf("an error without the file's name: %v", err)
@@ -179,7 +179,7 @@ func FuzzInputsJSON(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Skip()
 		}
-		x, err := IndexInputsJSON(p, nil, false)
+		x, err := indexInputsJSON(p, nil, false)
 		if err != nil {
 			if !strings.Contains(err.Error(), p) {
 				t.Fatalf("an error without the file's name: %v", err)

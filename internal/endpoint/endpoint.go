@@ -126,6 +126,15 @@ type Type struct {
 	Path       string
 	StreamPath string // where streaming requests go, when the API has its own path for them
 	Kind       Kind
+	Traits     Traits // TraitsOf(Kind), set once (the template type's: TraitsOf of Make's Kind)
+}
+
+func init() {
+	for i := range Types {
+		if Types[i].Kind != nil {
+			Types[i].Traits = TraitsOf(Types[i].Kind)
+		}
+	}
 }
 
 // Types are the endpoint types, in --help's order.

@@ -109,3 +109,43 @@ func warp(tau, ramp float64) float64 {
 	}
 	return tau + ramp/2
 }
+
+// dueSpec is an open loop's arrival process, laid out as Dues says, one
+// due offset at a time.
+type dueSpec struct {
+	a           Arrival
+	seed        uint64
+	rate        float64
+	n           int
+	limit, ramp float64
+	i           int
+	tau         float64
+	done        bool
+}
+
+// next is the next due offset, in seconds.
+func (d *dueSpec) next() (float64, bool) {
+	if d.done || (d.n > 0 && d.i >= d.n) || (d.n <= 0 && d.limit <= 0 && d.i > 0) {
+		return 0, false // (neither a count nor a limit: one, not a loop forever)
+	}
+	if d.i > 0 {
+		d.tau += d.a.Gap(d.seed, d.i-1) / d.rate
+	}
+	t := warp(d.tau, d.ramp)
+	if d.limit > 0 && t >= d.limit {
+		d.done = true
+		return 0, false
+	}
+	d.i++
+	return t, true
+}
+
+// count is how many due offsets the process lays out (a pass over its
+// gaps, none kept).
+func (d dueSpec) count() int {
+	n := 0
+	for _, ok := d.next(); ok; _, ok = d.next() {
+		n++
+	}
+	return n
+}

@@ -56,7 +56,7 @@ func TestPlanFingerprints(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		in, err := pl.InputsJSON()
+		in, err := inputsJSON(pl)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

@@ -45,8 +45,8 @@ func TestBuildDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := Build(p, 7)
-	ja, _ := a.InputsJSON()
-	jb, _ := b.InputsJSON()
+	ja, _ := inputsJSON(a)
+	jb, _ := inputsJSON(b)
 	if !bytes.Equal(ja, jb) || a.Hash(p) != b.Hash(p) {
 		t.Fatal("same seed, different plan")
 	}
@@ -235,8 +235,8 @@ func TestRepeatsSendTheirOwnPrompts(t *testing.T) {
 			t.Errorf("repeat %d has the hash of runs that send the same prompts each time", r)
 		}
 		again, _ := Build(&q, 7)
-		a, _ := pl.InputsJSON()
-		b, _ := again.InputsJSON()
+		a, _ := inputsJSON(pl)
+		b, _ := inputsJSON(again)
 		if !bytes.Equal(a, b) {
 			t.Errorf("repeat %d is not the same plan in every job", r)
 		}
@@ -292,7 +292,7 @@ func TestInputsJSONStreamedIsMarshalIndent(t *testing.T) {
 		}
 	}
 	want, _ := json.MarshalIndent(f, "", "  ")
-	got, err := pl.InputsJSON()
+	got, err := inputsJSON(pl)
 	if err != nil || !bytes.Equal(got, append(want, '\n')) {
 		t.Fatalf("streamed inputs.json differs (%v):\n%s\nwant:\n%s", err, got[:min(400, len(got))], want[:min(400, len(want))])
 	}
@@ -845,4 +845,11 @@ func TestTokensInCyclesFresh(t *testing.T) {
 			}
 		}
 	}
+}
+
+// inputsJSON is the plan's inputs.json, whole.
+func inputsJSON(pl *Plan) ([]byte, error) {
+	var b bytes.Buffer
+	err := pl.WriteInputsJSON(&b)
+	return b.Bytes(), err
 }

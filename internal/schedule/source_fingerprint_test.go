@@ -93,7 +93,9 @@ func TestSourceFingerprints(t *testing.T) {
 		}},
 		{"weka", func(p *config.Profile) { p.InputFile, p.CustomDatasetType = weka, config.WekaTrace }},
 		{"sharegpt", func(p *config.Profile) { p.InputFile, p.PublicDataset = sharegpt, config.ShareGPT }},
-		{"mooncake", func(p *config.Profile) { p.InputFile, p.CustomDatasetType, p.ISLBlockSize = mooncake, config.MooncakeTrace, 32 }},
+		{"mooncake", func(p *config.Profile) {
+			p.InputFile, p.CustomDatasetType, p.ISLBlockSize = mooncake, config.MooncakeTrace, 32
+		}},
 		{"mooncake-capped", func(p *config.Profile) {
 			p.InputFile, p.CustomDatasetType, p.ISLBlockSize, p.SynthesisMaxISL, p.SynthesisMaxOSL, p.SynthesisSpeedupRatio = mooncake, config.MooncakeTrace, 32, 50, 3, 2
 		}},
@@ -153,7 +155,7 @@ func TestSourceFingerprints(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		in, err := pl.InputsJSON()
+		in, err := inputsJSON(pl)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
