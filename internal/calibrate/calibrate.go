@@ -152,10 +152,10 @@ func (f *Config) Check() ([]int, error) {
 		case f.EndpointType == endpoint.TypeTemplate && f.Endpoint == "":
 			errs = append(errs, fmt.Errorf("--endpoint-type template needs --endpoint, the path serve answers the template's body at"))
 		default:
-			if _, ok := k.(endpoint.NonToken); ok {
+			if endpoint.TraitsOf(k).NonToken() {
 				errs = append(errs, fmt.Errorf("--endpoint-type %s: not a streaming type; calibrate measures streams", f.EndpointType))
 			}
-			if _, ok := k.(endpoint.TokenIn); ok && f.Tokenizer == "" {
+			if endpoint.TraitsOf(k).TokenIn && f.Tokenizer == "" {
 				errs = append(errs, fmt.Errorf("--endpoint-type %s sends token ids: it needs --tokenizer (a tokenizer.json)", f.EndpointType))
 			}
 		}
@@ -290,7 +290,7 @@ func step(ctx context.Context, f *Config, url string, c int, dir string) (*Step,
 	p.ISLMean, p.OSLMean = f.ISL, f.OSL
 	p.ExtraInputs = []string{"ignore_eos:true"}
 	if k, err := endpoint.For(p.EndpointType); err == nil {
-		if _, unbounded := k.(endpoint.Unbounded); unbounded {
+		if endpoint.TraitsOf(k).Unbounded {
 			// (serve reads max_tokens from any body)
 			p.OSLMean, p.ExtraInputs = 0, append(p.ExtraInputs, fmt.Sprintf("max_tokens:%d", f.OSL))
 		}

@@ -61,10 +61,18 @@ type Client struct {
 	// CountLater leaves a response's OSL for CountOSL, keeping its text.
 	CountLater bool
 
-	fastOnce sync.Once
-	fast     []*fastConf // per URL (nil where it is not plain HTTP)
+	traitsOnce sync.Once
+	traits     endpoint.Traits // Kind's, read once (tr)
+	fastOnce   sync.Once
+	fast       []*fastConf // per URL (nil where it is not plain HTTP)
 	viaHTTP  atomic.Uint64
 	stamped  atomic.Uint64
+}
+
+// tr is the Kind's traits.
+func (c *Client) tr() *endpoint.Traits {
+	c.traitsOnce.Do(func() { c.traits = endpoint.TraitsOf(c.Kind) })
+	return &c.traits
 }
 
 // urls are the servers: URLs, or URL alone.
@@ -210,7 +218,7 @@ func WithSession(ctx context.Context, id string) context.Context {
 // sent (--request-cancellation-delay).
 func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAfter time.Duration, maxTokens int, rec *record.Record) {
 	rec.Streaming = c.Streaming
-	if f, ok := c.Kind.(endpoint.FormBody); ok {
+	if f := c.tr().Form; f != nil {
 		// (Made before the request's clock starts.)
 		wire, err := f.Wire(body)
 		if err != nil {
@@ -308,7 +316,7 @@ func (c *Client) Do(ctx context.Context, body []byte, requestID string, cancelAf
 		c.fail(rec, fmt.Sprintf("http_%d", resp.StatusCode), snippet(msg))
 		return
 	}
-	if p, ok := c.Kind.(endpoint.Polled); ok {
+	if p := c.tr().Poll; p != nil {
 		c.poll(ctx, p, target, requestID, resp.Body, rec, stamp)
 		return
 	}
@@ -398,12 +406,12 @@ func (c *Client) notStreamed(rec *record.Record, contentType string) {
 // so nothing is kept per chunk but its timestamp.
 func (c *Client) readStream(ctx context.Context, body io.Reader, rec *record.Record, maxTokens int, clock func() int64) {
 	rd := sse.NewReader(body, clock)
-	if _, ok := c.Kind.(endpoint.LineFramed); ok {
+	if c.tr().LineFramed {
 		rd.Lines()
 	}
 	end := int64(0)
 	var st streamState
-	st.start(rec, maxTokens, c.Kind)
+	st.start(rec, maxTokens, c.tr())
 	st.onFirst = firstTokenHook(ctx)
 	for {
 		ev, err := rd.Next()
@@ -442,11 +450,12 @@ type streamState struct {
 	tail     [256]byte
 	tailN    int // the last fast-path chunk's last bytes: tail[:tailN]
 	onFirst  func()
-	ids      bool // the kind's content is token ids (endpoint.TokenOut): events' lists are joined by commas
+	ids      bool // the kind's content is token ids (Traits.TokenOut): events' lists are joined by commas
+	cumul    bool // each event has the whole text so far (Traits.Cumulative)
 }
 
-func (st *streamState) start(rec *record.Record, maxTokens int, k endpoint.Kind) {
-	_, st.ids = k.(endpoint.TokenOut)
+func (st *streamState) start(rec *record.Record, maxTokens int, t *endpoint.Traits) {
+	st.ids, st.cumul = t.TokenOut, t.Cumulative
 	if rec.Chunks == nil {
 		rec.Chunks = make([]int64, 0, max(maxTokens, 16)+1)
 	}
@@ -477,7 +486,7 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 		c.fail(rec, record.ErrServer, snippet([]byte(full.ServerErr)))
 		return true, true
 	}
-	if _, ok := c.Kind.(endpoint.Cumulative); ok {
+	if st.cumul {
 		// Each event has the whole text so far: its new part is the rest.
 		if bytes.HasPrefix(text, st.text) {
 			text = text[len(st.text):]
@@ -525,9 +534,8 @@ func (c *Client) onEvent(ev sse.Event, rec *record.Record, st *streamState) (ove
 func (c *Client) endStream(rec *record.Record, st *streamState, end int64) {
 	rec.End = end
 	c.output(rec, string(st.text), string(st.thought))
-	_, bodyEnded := c.Kind.(endpoint.BodyEnded)
 	switch {
-	case !st.done && !st.finished && !bodyEnded && !hasFinish(st.tail[:st.tailN]):
+	case !st.done && !st.finished && !c.tr().EndsWithBody && !hasFinish(st.tail[:st.tailN]):
 		rec.ErrKind, rec.ErrMsg = record.ErrStreamCut, fmt.Sprintf("the stream ended after %d chunks with neither [DONE] nor a finish_reason", len(rec.Chunks))
 	case len(st.text) == 0 && len(st.thought) == 0:
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "stream ended with no content"
@@ -578,10 +586,10 @@ func (c *Client) parseWhole(b []byte, rec *record.Record) {
 	if r.Usage != nil {
 		rec.ServerISL, rec.ServerOSL = r.Usage.PromptTokens, r.Usage.CompletionTokens
 	}
-	if nt, ok := c.Kind.(endpoint.NonToken); ok {
+	if unit := c.tr().Unit; unit != "" {
 		rec.Items = r.Items
 		if r.Items == 0 {
-			rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "the response held no "+nt.Unit()
+			rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "the response held no "+unit
 		}
 		return // nothing generated: no OSL
 	}
@@ -596,7 +604,7 @@ func (c *Client) parseWhole(b []byte, rec *record.Record) {
 // the request's goroutine, so that a closed loop's next send never waits
 // on a tokenizer.
 func (c *Client) output(rec *record.Record, text, reasoning string) {
-	if _, ids := c.Kind.(endpoint.TokenOut); ids {
+	if c.tr().TokenOut {
 		// Token ids: counted as they are, exactly, with no tokenizer.
 		if c.KeepOutput {
 			rec.Output = text
@@ -670,7 +678,7 @@ const userAgent = "aiperf-action"
 // setHeaders sets a request's headers (but Host, User-Agent and the length).
 func (c *Client) setHeaders(h http.Header, requestID string) {
 	h.Set("Content-Type", "application/json")
-	if f, ok := c.Kind.(endpoint.FormBody); ok {
+	if f := c.tr().Form; f != nil {
 		h.Set("Content-Type", f.ContentType())
 	}
 	if c.Streaming {

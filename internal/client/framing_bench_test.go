@@ -67,12 +67,13 @@ func BenchmarkFraming(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				dec.Reset()
-				if _, ok := s.kind.(endpoint.LineFramed); ok {
+				tr := endpoint.TraitsOf(s.kind)
+				if tr.LineFramed {
 					dec.Lines()
 				}
 				var rec record.Record
 				var st streamState
-				st.start(&rec, 128, s.kind)
+				st.start(&rec, 128, &tr)
 				dec.Feed(body, 1)
 				n := 0
 				for {

@@ -78,13 +78,13 @@ func (sc *scratch) readHead(h []byte, kind endpoint.Kind) (respHead, error) {
 
 // decoder is the connection's stream decoder, reset for a new stream: SSE,
 // or lines for a line-framed kind.
-func (sc *scratch) decoder(kind endpoint.Kind) *sse.Reader {
+func (sc *scratch) decoder(lineFramed bool) *sse.Reader {
 	if sc.dec == nil {
 		sc.dec = sse.NewDecoder()
 	} else {
 		sc.dec.Reset()
 	}
-	if _, ok := kind.(endpoint.LineFramed); ok {
+	if lineFramed {
 		sc.dec.Lines()
 	}
 	return sc.dec

@@ -143,8 +143,8 @@ func (in *inflight) parseHead(h []byte) bool {
 	in.sse = rh.sse
 	in.framing, in.left = rh.framing, rh.length
 	if in.sse {
-		in.dec = in.sc.decoder(in.c.Kind)
-		in.st.start(in.rec, in.maxTokens, in.c.Kind)
+		in.dec = in.sc.decoder(in.c.tr().LineFramed)
+		in.st.start(in.rec, in.maxTokens, in.c.tr())
 		in.st.onFirst = in.onFirst
 	}
 	if in.framing == byLength && in.left == 0 {

@@ -196,8 +196,7 @@ func (p *Profile) Rankings() bool {
 	if err != nil {
 		return false
 	}
-	_, ok := t.Kind.(endpoint.Ranking)
-	return ok
+	return t.Traits.Ranking
 }
 
 // OpenLoop reports whether requests are sent on a schedule (a rate or a
@@ -294,8 +293,7 @@ func (p *Profile) Validate() error {
 		bad("--endpoint-type: %v", err)
 	} else {
 		p.EndpointType = t.Name // an alias is its type, in the plan and its hash
-		_, nonToken := t.Kind.(endpoint.NonToken)
-		if _, whole := t.Kind.(endpoint.WholeOnly); (nonToken || whole) && p.Streaming {
+		if (t.Traits.NonToken() || t.Traits.WholeOnly) && p.Streaming {
 			bad("--streaming: --endpoint-type %s answers whole (its API does not stream)", t.Name)
 		}
 		if t.Name == endpoint.TypeTemplate {
@@ -325,10 +323,10 @@ func (p *Profile) Validate() error {
 		} else if p.RequestTemplate != "" || p.ResponseField != "" {
 			bad("--request-template and --response-field are for --endpoint-type template (and --response-field for raw), not %s", t.Name)
 		}
-		if _, unbounded := t.Kind.(endpoint.Unbounded); unbounded && p.OSLMean > 0 {
+		if t.Traits.Unbounded && p.OSLMean > 0 {
 			bad("--output-tokens-mean/--osl %d: --endpoint-type %s's API takes no output length, so it would not be sent (give --extra-inputs max_tokens:%d if your pipeline takes one)", p.OSLMean, t.Name, p.OSLMean)
 		}
-		if _, ids := t.Kind.(endpoint.TokenIn); ids && strings.TrimSpace(p.Tokenizer) == "" && p.CustomDatasetType != RawPayload && p.CustomDatasetType != InputsJSON {
+		if t.Traits.TokenIn && strings.TrimSpace(p.Tokenizer) == "" && p.CustomDatasetType != RawPayload && p.CustomDatasetType != InputsJSON {
 			bad("--endpoint-type %s sends the prompt as token ids: it needs --tokenizer, the served model's tokenizer.json (or ORG/NAME in the local Hugging Face cache); the builtin o200k_base's ids are not a model's (a raw_payload or inputs_json file's bodies go as they are)", t.Name)
 		}
 	}

@@ -276,9 +276,7 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 	g.agg.FromDue = plan.Profiling().Open
 	g.agg.ServerCounts = p.UseServerTokenCount
 	if t, err := endpoint.Lookup(p.EndpointType); err == nil {
-		if nt, ok := t.Kind.(endpoint.NonToken); ok {
-			g.agg.ItemUnit = nt.Unit()
-		}
+		g.agg.ItemUnit = t.Traits.Unit
 	}
 	rw, err := result.NewRecordWriter(r.dir)
 	if err != nil {
