@@ -1,9 +1,10 @@
 package config
 
 import (
-	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
 	"io"
 	"regexp"
+
+	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
 
 	"bytes"
 	"errors"

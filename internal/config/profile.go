@@ -9,16 +9,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/aiperf-action/aiperf-action/internal/dataset"
-	"github.com/aiperf-action/aiperf-action/internal/endpoint"
-	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 	"math"
 	"net/url"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/aiperf-action/aiperf-action/internal/dataset"
+	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/metrics"
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
 // Endpoint types (endpoint.Types has them all).
@@ -358,7 +359,7 @@ func (p *Profile) Validate() error {
 	if !(p.RequestTimeoutSeconds > 0) {
 		bad("--request-timeout-seconds %g: must be positive", p.RequestTimeoutSeconds)
 	}
-	if _, err := ParseGoodput(p.Goodput); err != nil {
+	if _, err := metrics.ParseGoodput(p.Goodput); err != nil {
 		errs = append(errs, err)
 	}
 	if p.Workers < 0 {
@@ -518,52 +519,6 @@ func ParseHeaders(hs []string) ([][2]string, error) {
 			continue
 		}
 		out = append(out, [2]string{k, strings.TrimSpace(v)})
-	}
-	return out, errors.Join(errs...)
-}
-
-// SLO is one goodput objective: a request is good when its metric is within
-// Value (at most Value for latencies, at least Value for per-user throughput).
-type SLO struct {
-	Metric string
-	Value  float64 // in the metric's display unit (ms, or tokens/sec/user)
-}
-
-// GoodputMetrics are the record metrics --goodput accepts, with whether a
-// higher value is better.
-var GoodputMetrics = map[string]bool{
-	"time_to_first_token":              false,
-	"time_to_second_token":             false,
-	"inter_token_latency":              false,
-	"request_latency":                  false,
-	"output_token_throughput_per_user": true,
-}
-
-// ParseGoodput parses --goodput "metric:value metric:value".
-func ParseGoodput(s string) ([]SLO, error) {
-	var out []SLO
-	var errs []error
-	for _, f := range strings.Fields(s) {
-		k, v, ok := strings.Cut(f, ":")
-		if !ok {
-			errs = append(errs, fmt.Errorf("--goodput %q: want metric:value", f))
-			continue
-		}
-		if _, known := GoodputMetrics[k]; !known {
-			names := make([]string, 0, len(GoodputMetrics))
-			for n := range GoodputMetrics {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			errs = append(errs, fmt.Errorf("--goodput %q: unknown metric %q (want one of %s)", f, k, strings.Join(names, ", ")))
-			continue
-		}
-		x, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(x > 0) {
-			errs = append(errs, fmt.Errorf("--goodput %q: value must be a positive number", f))
-			continue
-		}
-		out = append(out, SLO{Metric: k, Value: x})
 	}
 	return out, errors.Join(errs...)
 }

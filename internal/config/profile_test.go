@@ -111,17 +111,6 @@ func TestExtraInputsJSON(t *testing.T) {
 	}
 }
 
-func TestGoodput(t *testing.T) {
-	t.Parallel()
-	s, err := ParseGoodput("time_to_first_token:100 inter_token_latency:10")
-	if err != nil || len(s) != 2 || s[0].Value != 100 || s[1].Metric != "inter_token_latency" {
-		t.Fatalf("got %v, %v", s, err)
-	}
-	if _, err := ParseGoodput("request_latency:-1"); err == nil {
-		t.Fatal("negative SLO accepted")
-	}
-}
-
 // --max-error-rate reads a percentage as compare's does: 5%, 5 and 0.05
 // are one rate; anything else is refused naming the flag.
 func TestMaxErrorRateIsAPercentage(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 )
 
@@ -101,7 +100,7 @@ func (s *series) window(i int) string {
 // use: the controller feeds it from its single draining goroutine.
 type Aggregator struct {
 	Window  time.Duration
-	SLOs    []config.SLO
+	SLOs    []SLO
 	FromDue bool // open loop: also record latencies from the due time
 	// ServerCounts takes ISL and OSL from the server's usage when a
 	// response carried one (--use-server-token-count).
@@ -135,7 +134,7 @@ type Aggregator struct {
 }
 
 // NewAggregator returns an empty aggregator with window length w.
-func NewAggregator(w time.Duration, slos []config.SLO) *Aggregator {
+func NewAggregator(w time.Duration, slos []SLO) *Aggregator {
 	const hour = int64(time.Hour / time.Microsecond)
 	a := &Aggregator{Window: w, SLOs: slos, errMsgs: map[string]string{}}
 	a.counts.ErrorsByKind = map[string]int{}
@@ -329,25 +328,6 @@ func RecordMetrics(r *record.Record) map[string]float64 {
 		out[RequestLatencyFromDue] = ms(r.End - r.Due)
 	}
 	return out
-}
-
-// Good reports whether a record's metrics meet every SLO. With no SLOs,
-// every successful request is good.
-func Good(vals map[string]float64, slos []config.SLO) bool {
-	for _, s := range slos {
-		v, ok := vals[s.Metric]
-		if !ok {
-			return false
-		}
-		if config.GoodputMetrics[s.Metric] {
-			if v < s.Value {
-				return false
-			}
-		} else if v > s.Value {
-			return false
-		}
-	}
-	return true
 }
 
 // Summary computes the run summary.

@@ -8,7 +8,6 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 )
 
@@ -63,7 +62,7 @@ func TestRecordMetricsDefinitions(t *testing.T) {
 
 func TestAggregator(t *testing.T) {
 	t.Parallel()
-	slos, _ := config.ParseGoodput("time_to_first_token:25")
+	slos, _ := ParseGoodput("time_to_first_token:25")
 	a := NewAggregator(time.Second, slos)
 	for i := int64(0); i < 10; i++ {
 		r := rec(i*200, 20+i, 5, 11) // TTFT 20..29 ms

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/aiperf-action/aiperf-action/internal/record"
@@ -43,6 +44,31 @@ func TestFactsCoverTheAggregator(t *testing.T) {
 		}
 		if unit != f.Unit || (m.Rate != nil) != f.Rate {
 			t.Errorf("%s: unit %q rate %v, facts say %q rate %v", name, unit, m.Rate != nil, f.Unit, f.Rate)
+		}
+	}
+}
+
+func TestGoodput(t *testing.T) {
+	t.Parallel()
+	s, err := ParseGoodput("time_to_first_token:100 inter_token_latency:10")
+	if err != nil || len(s) != 2 || s[0].Value != 100 || s[1].Metric != "inter_token_latency" {
+		t.Fatalf("got %v, %v", s, err)
+	}
+	if _, err := ParseGoodput("request_latency:-1"); err == nil {
+		t.Fatal("negative SLO accepted")
+	}
+	if _, err := ParseGoodput("osl:3"); err == nil || !strings.Contains(err.Error(), "want one of inter_token_latency, output_token_throughput_per_user, request_latency, time_to_first_token, time_to_second_token") {
+		t.Fatalf("unknown metric: %v", err)
+	}
+	// The direction is the metric's: a throughput at least its value, a
+	// latency at most.
+	slos, _ := ParseGoodput("output_token_throughput_per_user:50 time_to_first_token:20")
+	for _, c := range []struct {
+		perUser, ttft float64
+		good          bool
+	}{{60, 10, true}, {40, 10, false}, {60, 30, false}} {
+		if got := Good(map[string]float64{PerUser: c.perUser, TTFT: c.ttft}, slos); got != c.good {
+			t.Errorf("per user %g, TTFT %g: good %v", c.perUser, c.ttft, got)
 		}
 	}
 }

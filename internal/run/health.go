@@ -3,6 +3,8 @@ package run
 import (
 	"fmt"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/aiperf-action/aiperf-action/internal/controller"
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
 	"github.com/aiperf-action/aiperf-action/internal/result"
@@ -23,6 +25,7 @@ func workerHealth(th *result.ToolHealth, out *controller.Outcome, sum *metrics.S
 	th.WorkerPIDs = map[int]int{}
 	th.Records = map[int]uint64{}
 	var stamps []*wire.Stamps
+	var ids []int
 	for _, w := range out.Workers {
 		if w.Exited && w.WallSeconds > 0 {
 			th.ClientCPU = append(th.ClientCPU, result.WorkerCPU{Worker: w.ID, CPUSeconds: w.CPUSeconds, WallSeconds: w.WallSeconds, Util: w.CPUSeconds / w.WallSeconds})
@@ -30,10 +33,11 @@ func workerHealth(th *result.ToolHealth, out *controller.Outcome, sum *metrics.S
 		th.GCPauseMs += float64(w.GCPause) / 1e6
 		th.WorkerPIDs[w.ID] = w.PID
 		th.Records[w.ID] = w.Records
-		stamps = append(stamps, w.Stamps)
+		stamps, ids = append(stamps, w.Stamps), append(ids, w.ID)
 	}
-	th.Stamps = wire.MergeStamps(stamps)
-	th.Integrity = append(th.Integrity, out.Problems...)
+	var lost []string
+	th.Stamps, lost = mergeStamps(ids, stamps)
+	th.Integrity = append(append(th.Integrity, out.Problems...), lost...)
 	th.LostInFlight = out.LostInFlight
 	th.Warnings = append(th.Warnings, healthWarnings(th, sum)...)
 }
@@ -63,4 +67,43 @@ func healthWarnings(th *result.ToolHealth, sum *metrics.Summary) []string {
 		}
 	}
 	return w
+}
+
+// mergeStamps sums the workers' stamp counts and merges their read-delay
+// histograms into run.json's stamps; nil when no worker reported any. A
+// histogram that can't be decoded, or values a merge dropped, are named
+// in lost (integrity problems), not left out quietly.
+func mergeStamps(ids []int, workers []*wire.Stamps) (st *result.Stamps, lost []string) {
+	st = &result.Stamps{}
+	var delay *hdr.Histogram
+	n := 0
+	for k, w := range workers {
+		id := ids[k]
+		if w == nil {
+			continue
+		}
+		n++
+		st.Add(w.Stamps)
+		if w.ReadDelay == "" {
+			continue
+		}
+		h, err := hdr.Decode([]byte(w.ReadDelay))
+		if err != nil {
+			lost = append(lost, fmt.Sprintf("worker %d's read-delay histogram: %v (left out of read_delay_ms)", id, err))
+			continue
+		}
+		if delay == nil {
+			delay = h
+		} else if dropped := delay.Merge(h); dropped > 0 {
+			lost = append(lost, fmt.Sprintf("worker %d's read-delay histogram: %d values outside the merged range were dropped from read_delay_ms", id, dropped))
+		}
+	}
+	if n == 0 {
+		return nil, lost
+	}
+	st.Source = st.Stamps.Source()
+	if delay != nil {
+		st.ReadDelayMs = metrics.HistDist("ms", "us", 1000, delay)
+	}
+	return st, lost
 }

@@ -72,3 +72,37 @@ func TestWorkerHealthWarnings(t *testing.T) {
 		t.Errorf("source %q with 10 unstamped reads, want mixed", th.Stamps.Source)
 	}
 }
+
+// mergeStamps sums the workers' counts and merges their read delays; a
+// histogram it can't read, or values its merge drops, are integrity
+// problems that name the worker.
+func TestMergeStamps(t *testing.T) {
+	enc := func(h *hdr.Histogram) string {
+		b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	a, b := hdr.New(1, 60_000_000, 3), hdr.New(1, 60_000_000, 3)
+	for v := int64(1); v <= 100; v++ {
+		a.RecordValue(v * 10)
+		b.RecordValue(v * 20)
+	}
+	ws := []*wire.Stamps{{ReadDelay: enc(a)}, nil, {ReadDelay: enc(b)}}
+	ws[0].KernelReads, ws[2].KernelReads, ws[2].OtherReads = 5, 7, 1
+	st, lost := mergeStamps([]int{0, 1, 2}, ws)
+	if len(lost) != 0 || st == nil || st.KernelReads != 12 || st.OtherReads != 1 || st.ReadDelayMs == nil || st.ReadDelayMs.Count != 200 {
+		t.Fatalf("merged %+v (delay %+v), lost %v", st, st.ReadDelayMs, lost)
+	}
+	if st, lost := mergeStamps([]int{3}, []*wire.Stamps{nil}); st != nil || lost != nil {
+		t.Fatalf("no worker's stamps: %+v, %v", st, lost)
+	}
+	narrow, wide := hdr.New(1, 1000, 3), hdr.New(1, 60_000_000, 3)
+	narrow.RecordValue(10)
+	wide.RecordValue(5_000_000)
+	_, lost = mergeStamps([]int{4, 5, 6}, []*wire.Stamps{{ReadDelay: enc(narrow)}, {ReadDelay: enc(wide)}, {ReadDelay: "not a histogram"}})
+	if len(lost) != 2 || !strings.Contains(lost[0], "worker 5") || !strings.Contains(lost[0], "1 values") || !strings.Contains(lost[1], "worker 6") {
+		t.Fatalf("lost %q", lost)
+	}
+}
