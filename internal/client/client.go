@@ -65,8 +65,8 @@ type Client struct {
 	traits     endpoint.Traits // Kind's, read once (tr)
 	fastOnce   sync.Once
 	fast       []*fastConf // per URL (nil where it is not plain HTTP)
-	viaHTTP  atomic.Uint64
-	stamped  atomic.Uint64
+	viaHTTP    atomic.Uint64
+	stamped    atomic.Uint64
 }
 
 // tr is the Kind's traits.
