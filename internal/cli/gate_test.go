@@ -495,6 +495,7 @@ func TestGateBadConfig(t *testing.T) {
 		{"scenarios:\n  - name: a\n    request-count: 4\nthresholds:\n  metrics: [\"time_to_frist_token:p50\"]\n", `no metric "time_to_frist_token"`},
 		{"scenarios:\n  - name: ..\n    request-count: 4\n", `name "..": use letters`},
 		{"scenarios:\n  - name: x/y\n    request-count: 4\n", `name "x/y": use letters`},
+		{"baseline-server:\n  simulator: true\n  mode: engine\n  preset: no-such-gpu-x\nscenarios:\n  - name: a\n    request-count: 4\n", `baseline-server.preset: `},
 	} {
 		os.WriteFile(p, []byte("server: simulator\n"+c.yml), 0o644)
 		for _, mode := range []string{"gate", "refresh"} {

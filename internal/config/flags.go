@@ -3,11 +3,11 @@ package config
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/aiperf-action/aiperf-action/internal/percent"
 	"github.com/spf13/pflag"
 )
 
@@ -123,24 +123,8 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	}
 }
 
-// ParsePercent reads "5%", "5" (percent) or "0.05" (a fraction below 1),
-// as a fraction; errors name flag.
-func ParsePercent(flag, s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	pct := strings.HasSuffix(t, "%")
-	t = strings.TrimSuffix(t, "%")
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v < 0 || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%s %q: want a percentage such as 5%%", flag, s)
-	}
-	if pct || v >= 1 {
-		v /= 100
-	}
-	return v, nil
-}
-
 // percentFlag is a flag holding a percentage (0 to 100) read by
-// ParsePercent, so that a percentage flag means the same in every command.
+// percent.Parse, so that a percentage flag means the same in every command.
 type percentFlag struct{ p *float64 }
 
 func (f percentFlag) String() string {
@@ -151,7 +135,7 @@ func (f percentFlag) String() string {
 }
 
 func (f percentFlag) Set(s string) error {
-	v, err := ParsePercent("", s)
+	v, err := percent.Parse("", s)
 	if err != nil {
 		return errors.New("want a percentage such as 5%")
 	}

@@ -4,7 +4,7 @@ import (
 	"io"
 	"regexp"
 
-	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
+	"github.com/aiperf-action/aiperf-action/internal/judge"
 
 	"bytes"
 	"errors"
@@ -88,16 +88,12 @@ func (s *Server) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// Thresholds are compare's settings; an empty field takes judge.Default's.
+// Thresholds are compare's settings under the config's thresholds key
+// (judge.Config's yaml keys), over judge.Default, and whether an
+// INCONCLUSIVE verdict blocks.
 type Thresholds struct {
-	MaxRegression      string   `yaml:"max-regression"`
-	MaxErrorRate       string   `yaml:"max-error-rate"`
-	NoiseFloor         string   `yaml:"noise-floor"`
-	JobNoiseFloor      string   `yaml:"job-noise-floor"`
-	JobNoisePrior      string   `yaml:"job-noise-prior"`
-	Alpha              float64  `yaml:"alpha"`
-	Metrics            []string `yaml:"metrics"`
-	FailOnInconclusive bool     `yaml:"fail-on-inconclusive"`
+	judge.Config       `yaml:",inline"` // over judge.Default
+	FailOnInconclusive bool             `yaml:"fail-on-inconclusive"`
 }
 
 // BaselineConfig says where baselines live.
@@ -114,11 +110,12 @@ type BaselineConfig struct {
 
 // DefaultGate holds the defaults.
 var DefaultGate = Gate{
-	Repeats:  3,
-	Warmup:   true,
-	Seed:     1,
-	Baseline: BaselineConfig{Store: "folder", Path: "baselines", Branch: "aiperf-baselines", Keep: 20},
-	Server:   Server{ReadyTimeout: 10 * time.Minute, TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond},
+	Repeats:    3,
+	Warmup:     true,
+	Seed:       1,
+	Baseline:   BaselineConfig{Store: "folder", Path: "baselines", Branch: "aiperf-baselines", Keep: 20},
+	Server:     Server{ReadyTimeout: 10 * time.Minute, TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond},
+	Thresholds: Thresholds{Config: judge.Default},
 }
 
 // Cache resets.
@@ -201,12 +198,7 @@ func (g *Gate) Validate() error {
 		}
 		switch sv.s.Mode {
 		case "", "exact":
-		case "engine":
-			if sv.s.Preset != "" {
-				if _, err := engine.PresetNamed(sv.s.Preset); err != nil {
-					bad("%s.preset: %v", sv.key, err)
-				}
-			}
+		case "engine": // (its preset is the gate's to check: gate.check)
 		default:
 			bad("%s.mode %q: want exact or engine", sv.key, sv.s.Mode)
 		}

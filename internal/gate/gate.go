@@ -32,6 +32,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/run"
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
+	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
 )
 
 // gate is one invocation's state.
@@ -165,6 +166,16 @@ func (g *gate) check() error {
 		}
 		if err != nil {
 			errs = append(errs, err)
+		}
+	}
+	for _, sv := range []struct {
+		key string
+		s   *config.Server
+	}{{"server", &g.cfg.Server}, {"baseline-server", g.cfg.BaselineServer}} {
+		if sv.s != nil && sv.s.Mode == "engine" && sv.s.Preset != "" {
+			if _, err := engine.PresetNamed(sv.s.Preset); err != nil {
+				errs = append(errs, fmt.Errorf("config %s: %s.preset: %v", g.opt.ConfigPath, sv.key, err))
+			}
 		}
 	}
 	jc := g.judgeConfig()
@@ -369,23 +380,9 @@ func (g *gate) warmup(ctx context.Context, sc map[string]any, target string) err
 	return nil
 }
 
-// judgeConfig is the config's thresholds over judge.Default.
-func (g *gate) judgeConfig() judge.Config {
-	t, c := g.cfg.Thresholds, judge.Default
-	for _, f := range []struct {
-		v   string
-		dst *string
-	}{{t.MaxRegression, &c.MaxRegression}, {t.NoiseFloor, &c.NoiseFloor}, {t.JobNoiseFloor, &c.JobNoiseFloor}, {t.JobNoisePrior, &c.JobNoisePrior}, {t.MaxErrorRate, &c.MaxErrorRate}} {
-		if f.v != "" {
-			*f.dst = f.v
-		}
-	}
-	if t.Alpha != 0 {
-		c.Alpha = t.Alpha
-	}
-	c.Metrics = t.Metrics
-	return c
-}
+// judgeConfig is the config's thresholds (judge.Default where it has
+// none).
+func (g *gate) judgeConfig() judge.Config { return g.cfg.Thresholds.Config }
 
 // comparer is what comparing a scenario needs: the settings, the store
 // and the PR's merge-base.

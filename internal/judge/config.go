@@ -8,28 +8,29 @@ package judge
 import (
 	"errors"
 	"fmt"
-	"github.com/aiperf-action/aiperf-action/internal/config"
 	"strconv"
 	"strings"
 
 	"github.com/aiperf-action/aiperf-action/compare"
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
+	"github.com/aiperf-action/aiperf-action/internal/percent"
 )
 
 // Config is a comparison as the user asked for it: compare's flags, or a
-// gate config's thresholds, bound into the same fields.
+// gate config's thresholds (its yaml keys; the rest are compare's flags
+// alone), bound into the same fields.
 type Config struct {
-	MaxRegression string   // default tolerance: how much worse a metric may get
-	NoiseFloor    string   // run-to-run noise assumed with a single baseline run
-	JobNoiseFloor string   // job-to-job noise assumed at least when the baseline's runs come from fewer than 3 jobs
-	JobNoisePrior string   // the weight, in jobs, of the belief that the job-to-job noise is JobNoiseFloor (3 jobs or more)
-	MaxErrorRate  string   // candidate error rate above which the gate fails, whatever the latency
-	Metrics       []string // gated statistics metric[:stat][:tolerance]; empty: DefaultGated
-	Alpha         float64  // one-sided level of each test, Holm-corrected across metrics
-	Seed          uint64   // bootstrap seed
-	Resamples     int      // bootstrap resamples per run
-	Estimator     string   // hd (Harrell–Davis) | empirical
-	AllowMismatch bool     // compare runs whose profile_hash differ
+	MaxRegression string   `yaml:"max-regression"`  // default tolerance: how much worse a metric may get
+	MaxErrorRate  string   `yaml:"max-error-rate"`  // candidate error rate above which the gate fails, whatever the latency
+	NoiseFloor    string   `yaml:"noise-floor"`     // run-to-run noise assumed with a single baseline run
+	JobNoiseFloor string   `yaml:"job-noise-floor"` // job-to-job noise assumed at least when the baseline's runs come from fewer than 3 jobs
+	JobNoisePrior string   `yaml:"job-noise-prior"` // the weight, in jobs, of the belief that the job-to-job noise is JobNoiseFloor (3 jobs or more)
+	Alpha         float64  `yaml:"alpha"`           // one-sided level of each test, Holm-corrected across metrics
+	Metrics       []string `yaml:"metrics"`         // gated statistics metric[:stat][:tolerance]; empty: DefaultGated
+	Seed          uint64   `yaml:"-"`               // bootstrap seed
+	Resamples     int      `yaml:"-"`               // bootstrap resamples per run
+	Estimator     string   `yaml:"-"`               // hd (Harrell–Davis) | empirical
+	AllowMismatch bool     `yaml:"-"`               // compare runs whose profile_hash differ
 }
 
 // Default is the one set of defaults, compare.DefaultOptions with a 5%
@@ -66,13 +67,13 @@ type Settings struct {
 // Parse checks every field at once; each problem names its flag.
 func (c *Config) Parse() (*Settings, error) {
 	var errs []error
-	tol, err := ParsePercent("--max-regression", c.MaxRegression)
+	tol, err := percent.Parse("--max-regression", c.MaxRegression)
 	errs = append(errs, err)
-	nf, err := ParsePercent("--noise-floor", c.NoiseFloor)
+	nf, err := percent.Parse("--noise-floor", c.NoiseFloor)
 	errs = append(errs, err)
 	jnf := compare.DefaultOptions.JobNoiseFloor
 	if c.JobNoiseFloor != "" {
-		jnf, err = ParsePercent("--job-noise-floor", c.JobNoiseFloor)
+		jnf, err = percent.Parse("--job-noise-floor", c.JobNoiseFloor)
 		errs = append(errs, err)
 	}
 	jnp := compare.DefaultOptions.JobNoisePrior
@@ -84,7 +85,7 @@ func (c *Config) Parse() (*Settings, error) {
 			jnp = v
 		}
 	}
-	maxErr, err := ParsePercent("--max-error-rate", c.MaxErrorRate)
+	maxErr, err := percent.Parse("--max-error-rate", c.MaxErrorRate)
 	errs = append(errs, err)
 	if !(c.Alpha > 0 && c.Alpha < 0.5) {
 		errs = append(errs, fmt.Errorf("--alpha %g: want a level in (0, 0.5)", c.Alpha))
@@ -117,11 +118,6 @@ func (c *Config) Parse() (*Settings, error) {
 	return st, errors.Join(errs...)
 }
 
-// ParsePercent reads "5%", "5" (percent) or "0.05" (a fraction below 1),
-// as a fraction: config.ParsePercent, the one reading of a percentage
-// wherever a flag takes one.
-func ParsePercent(flag, s string) (float64, error) { return config.ParsePercent(flag, s) }
-
 // ParseSpec reads metric[:stat][:tolerance]; the metric's direction and
 // whether it is a rate come from metrics.Facts.
 func ParseSpec(s string, defTol float64) (compare.Spec, error) {
@@ -141,7 +137,7 @@ func ParseSpec(s string, defTol float64) (compare.Spec, error) {
 		return sp, fmt.Errorf("--metric %q: want metric[:stat][:tolerance]", s)
 	}
 	if len(rest) == 1 {
-		t, err := ParsePercent("--metric "+s, rest[0])
+		t, err := percent.Parse("--metric "+s, rest[0])
 		if err != nil {
 			return sp, err
 		}
