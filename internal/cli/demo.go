@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"path/filepath"
 
-	"github.com/aiperf-action/aiperf-action/internal/metrics"
-	"github.com/aiperf-action/aiperf-action/internal/result"
+	"github.com/aiperf-action/aiperf-action/internal/report"
 	"github.com/aiperf-action/aiperf-action/internal/sim"
-	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
 )
 
 // demoRuns are the demo's two profiles, the seed's central example: one
@@ -30,73 +27,35 @@ var demoRuns = []struct {
 // profiles against it, then shows them side by side. Extra args are
 // profile flags that override the demo's, in both runs.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintf(stderr, "aiperf-action demo: listen on loopback: %v\n", err)
-		return ExitError
-	}
-	p, err := engine.PresetNamed(engine.DefaultPreset)
+	cfg, err := sim.EngineConfig(sim.DefaultPreset)
 	if err != nil {
 		fmt.Fprintf(stderr, "aiperf-action demo: %v\n", err)
 		return ExitError
 	}
-	cfg, _ := sim.EngineConfig(p.Name)
-	sctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- sim.Serve(sctx, ln, sim.New(cfg)) }()
-	defer func() { stop(); <-served }()
-	url := "http://" + ln.Addr().String()
-	fmt.Fprintf(stdout, "demo: simulator in engine mode, preset %s (%s) on %s; this is a simulation, not a model\n\n", p.Name, p.About, url)
-	var done []string
+	about, _ := sim.PresetAbout(sim.DefaultPreset)
+	sv, err := sim.Start(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "aiperf-action demo: %v\n", err)
+		return ExitError
+	}
+	defer sv.Stop()
+	fmt.Fprintf(stdout, "demo: simulator in engine mode, preset %s (%s) on %s; this is a simulation, not a model\n\n", sim.DefaultPreset, about, sv.URL)
+	var done, heads []string
 	for _, d := range demoRuns {
 		dir := filepath.Join("artifacts", "demo", d.name)
 		fmt.Fprintf(stdout, "demo: %s\n", d.about)
 		full := append([]string{"-m", "aiperf-sim", "--endpoint-type", "chat", "--streaming", "--extra-inputs", "ignore_eos:true",
-			"--random-seed", "42", "--artifact-dir", dir, "-u", url}, d.args...)
+			"--random-seed", "42", "--artifact-dir", dir, "-u", sv.URL}, d.args...)
 		if code := runProfile(ctx, append(full, args...), stdout, stderr); code != ExitOK {
 			return code
 		}
-		done = append(done, dir)
+		done, heads = append(done, dir), append(heads, d.about)
 		fmt.Fprintln(stdout)
 	}
-	return demoTable(stdout, done)
-}
-
-// demoTable shows the two runs side by side.
-func demoTable(w io.Writer, dirs []string) int {
-	fmt.Fprintf(w, "| | %s | %s |\n|---|---|---|\n", demoRuns[0].about, demoRuns[1].about)
-	var runs []*result.Run
-	for _, d := range dirs {
-		r, err := result.Read(d)
-		if err != nil {
-			fmt.Fprintf(w, "demo: %v\n", err)
-			return ExitError
-		}
-		runs = append(runs, r)
+	if err := report.SideBySide(stdout, heads, done); err != nil {
+		fmt.Fprintf(stdout, "demo: %v\n", err)
+		return ExitError
 	}
-	row := func(name string, f func(r *result.Run) string) {
-		fmt.Fprintf(w, "| %s | %s | %s |\n", name, f(runs[0]), f(runs[1]))
-	}
-	dist := func(metric string, pick func(d *metrics.Dist) float64) func(*result.Run) string {
-		return func(r *result.Run) string {
-			m, ok := r.Metrics[metric]
-			if !ok || m.Dist == nil {
-				return "n/a"
-			}
-			return fmt.Sprintf("%.3g", pick(m.Dist))
-		}
-	}
-	row("TTFT p50 (ms)", dist("time_to_first_token", func(d *metrics.Dist) float64 { return d.P50 }))
-	row("TTFT p99 (ms)", dist("time_to_first_token", func(d *metrics.Dist) float64 { return d.P99 }))
-	row("TTFT p99 / p50", dist("time_to_first_token", func(d *metrics.Dist) float64 { return d.P99 / d.P50 }))
-	row("ITL p50 (ms)", dist("inter_token_latency", func(d *metrics.Dist) float64 { return d.P50 }))
-	row("ITL p99 (ms)", dist("inter_token_latency", func(d *metrics.Dist) float64 { return d.P99 }))
-	row("output tokens/s", func(r *result.Run) string {
-		if m, ok := r.Metrics["output_token_throughput"]; ok && m.Rate != nil {
-			return fmt.Sprintf("%.0f", m.Rate.Value)
-		}
-		return "n/a"
-	})
-	fmt.Fprintf(w, "\nruns in %s; `aiperf-action compare` takes run.json files or folders\n", filepath.Join("artifacts", "demo"))
+	fmt.Fprintf(stdout, "\nruns in %s; `aiperf-action compare` takes run.json files or folders\n", filepath.Join("artifacts", "demo"))
 	return ExitOK
 }

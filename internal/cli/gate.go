@@ -2,16 +2,12 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/pflag"
 
-	"github.com/aiperf-action/aiperf-action/internal/action"
 	"github.com/aiperf-action/aiperf-action/internal/gate"
 	"github.com/aiperf-action/aiperf-action/internal/report"
 )
@@ -47,65 +43,8 @@ func Gate(ctx context.Context, args []string, opt GateOptions) (exit int) {
 	if code, ok := parseFlags(fs, args, opt.Stdout, opt.Stderr); !ok {
 		return code
 	}
-	var env *action.Env
-	fail := func(err error) int {
-		if env != nil && env.InActions() {
-			env.Error("aiperf-action: " + strings.ReplaceAll(err.Error(), "\n", " | "))
-		}
-		fmt.Fprintf(opt.Stderr, "aiperf-action gate: %v\n", err)
-		return ExitError
-	}
-	env, err := action.New(opt.Getenv, opt.Stdout)
-	if err != nil {
-		return fail(err)
-	}
-	// A bug's panic is reported with its trace, the token cut out of it
-	// (the runner masks it in its log too, but a trace may be copied into
-	// an issue from elsewhere), and exits 2 like any tool error.
-	defer func() {
-		if v := recover(); v != nil {
-			msg := fmt.Sprintf("%v\n\n%s", v, debug.Stack())
-			if env.Token != "" {
-				msg = strings.ReplaceAll(msg, env.Token, "***")
-			}
-			fmt.Fprintf(opt.Stderr, "aiperf-action gate: internal error (a bug: please report it with this trace): %s", msg)
-			exit = ExitError
-		}
-	}()
-	if gatePanicHook != nil {
-		gatePanicHook(env.Token)
-	}
-	input := func(name string) string {
-		if fs.Changed(name) {
-			return strings.TrimSpace(*vals[name])
-		}
-		if v := env.Input(name); v != "" {
-			return v
-		}
-		return *vals[name]
-	}
-	gopt := gate.FromInputs(input)
-	gopt.HTTPClient, gopt.Stdout, gopt.Stderr = opt.HTTPClient, opt.Stdout, opt.Stderr
-	if env.InActions() {
-		gopt.CommentKey = env.CommentKey(input("comment-key"))
-	}
-	gopt.Marker = action.MarkerFor(gopt.CommentKey)
-	gopt.Render = report.Gate{Marker: gopt.Marker}
-	if err := gopt.Check(env); err != nil {
-		return fail(err)
-	}
-	var code int
-	if gopt.Mode == "comment" {
-		code, err = gate.PostReport(ctx, env, gopt)
-	} else {
-		cfg, cerr := gate.Configure(gopt.ConfigPath, input)
-		if cerr != nil {
-			return fail(cerr)
-		}
-		code, err = gate.Run(ctx, cfg, env, gopt)
-	}
-	if err != nil {
-		return fail(err)
-	}
-	return code
+	hook := gatePanicHook
+	return gate.Main(ctx, gate.MainOptions{Getenv: opt.Getenv, HTTPClient: opt.HTTPClient, Stdout: opt.Stdout, Stderr: opt.Stderr, OnEnv: hook,
+		Flag:   func(name string) (string, bool) { return *vals[name], fs.Changed(name) },
+		Render: func(marker string) gate.Renderer { return report.Gate{Marker: marker} }})
 }

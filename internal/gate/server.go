@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/server"
 	"github.com/aiperf-action/aiperf-action/internal/sim"
-	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
 )
 
 // bringUp starts the target and returns its URL, a teardown and a
@@ -54,17 +52,14 @@ func (g *gate) bringUpServer(ctx context.Context, running string, s config.Serve
 		}
 		return running, func() {}, running, nil
 	case s.Simulator:
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return "", nil, "", fmt.Errorf("start the simulator: %w", err)
-		}
 		cfg := sim.DefaultConfig
 		// Unset (server: simulator, or {simulator: true}): serve's defaults,
 		// not a server that answers in no time.
 		cfg.TTFT, cfg.ITL = cmp.Or(s.TTFT, cfg.TTFT), cmp.Or(s.ITL, cfg.ITL)
 		desc := fmt.Sprintf("built-in simulator (exact mode, TTFT %s, ITL %s)", cfg.TTFT, cfg.ITL)
 		if s.Mode == "engine" {
-			preset := cmp.Or(s.Preset, engine.DefaultPreset)
+			preset := cmp.Or(s.Preset, sim.DefaultPreset)
+			var err error
 			if cfg, err = sim.EngineConfig(preset); err != nil {
 				return "", nil, "", err
 			}
@@ -77,11 +72,12 @@ func (g *gate) bringUpServer(ctx context.Context, running string, s config.Serve
 			cfg.SpeedJitter, cfg.SpeedSeed = s.SpeedJitter, h.Sum64()
 			desc = strings.TrimSuffix(desc, ")") + fmt.Sprintf(", speed jitter %g%% per job)", 100*s.SpeedJitter)
 		}
-		sctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- sim.Serve(sctx, ln, sim.New(cfg)) }()
-		g.logf("aiperf-action gate: %s: %s on http://%s", name, desc, ln.Addr())
-		return "http://" + ln.Addr().String(), func() { cancel(); <-done }, desc, nil
+		sv, err := sim.Start(cfg)
+		if err != nil {
+			return "", nil, "", err
+		}
+		g.logf("aiperf-action gate: %s: %s on %s", name, desc, sv.URL)
+		return sv.URL, sv.Stop, desc, nil
 	}
 	if err := os.MkdirAll(g.opt.ResultsDir, 0o755); err != nil {
 		return "", nil, "", err
