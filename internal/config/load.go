@@ -1,0 +1,305 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+
+	"github.com/aiperf-action/aiperf-action/internal/dataset"
+	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
+)
+
+// badf notes one problem, its message naming the flag.
+type badf func(format string, a ...any)
+
+// validateLoad checks the load-shape flags, including the ones that
+// contradict each other, a group of flags at a time.
+func (p *Profile) validateLoad() []error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	for _, check := range []func(badf){p.checkArrivals, p.checkDataset, p.checkSessions, p.checkMedia, p.checkRankings, p.checkReplay} {
+		check(bad)
+	}
+	return errs
+}
+
+// checkArrivals checks the rate, arrivals, duration, warmup, ramps and
+// cancellations.
+func (p *Profile) checkArrivals(bad badf) {
+	if p.RequestRate < 0 {
+		bad("--request-rate %g: must not be negative", p.RequestRate)
+	}
+	switch p.ArrivalPattern {
+	case "constant", "poisson", "gamma":
+	default:
+		bad("--arrival-pattern %q: want constant, poisson or gamma", p.ArrivalPattern)
+	}
+	if !(p.ArrivalSmoothness > 0) {
+		bad("--arrival-smoothness %g: must be positive", p.ArrivalSmoothness)
+	}
+	if p.BenchmarkDuration < 0 {
+		bad("--benchmark-duration %g: must not be negative", p.BenchmarkDuration)
+	}
+	if p.GracePeriod < 0 {
+		bad("--benchmark-grace-period %g: must not be negative", p.GracePeriod)
+	}
+	if p.WarmupRequestCount < 0 || p.WarmupDuration < 0 {
+		bad("--warmup-request-count and --warmup-duration must not be negative")
+	}
+	if p.WarmupRequestCount > 0 && p.WarmupDuration > 0 {
+		bad("--warmup-request-count and --warmup-duration both set: give one")
+	}
+	if p.WarmupConcurrency < 0 || p.WarmupRequestRate < 0 {
+		bad("--warmup-concurrency and --warmup-request-rate must not be negative")
+	}
+	if (p.WarmupConcurrency > 0 || p.WarmupRequestRate > 0) && p.WarmupRequestCount == 0 && p.WarmupDuration == 0 {
+		bad("--warmup-concurrency/--warmup-request-rate without --warmup-request-count or --warmup-duration")
+	}
+	if p.RateRampDuration < 0 || p.ConcurrencyRampDuration < 0 {
+		bad("ramp durations must not be negative")
+	}
+	if p.RateRampDuration > 0 && p.RequestRate <= 0 {
+		bad("--request-rate-ramp-duration needs --request-rate")
+	}
+	if p.ConcurrencyRampDuration > 0 && p.Ceiling() <= 1 {
+		bad("--concurrency-ramp-duration needs --concurrency above 1")
+	}
+	if p.CancellationRate < 0 || p.CancellationRate > 100 {
+		bad("--request-cancellation-rate %g: must be a percentage in [0, 100]", p.CancellationRate)
+	}
+	if p.CancellationDelay < 0 {
+		bad("--request-cancellation-delay %g: must not be negative", p.CancellationDelay)
+	}
+}
+
+// checkDataset checks the dataset kind and its input file, the sequence
+// mix, the tokenizer, sampling and the synthetic prompts' shapes.
+func (p *Profile) checkDataset(bad badf) {
+	switch {
+	case p.CustomDatasetType == "" || p.Trace() || p.CustomDatasetType == SingleTurn || p.CustomDatasetType == MultiTurnFile || p.CustomDatasetType == WekaTrace:
+	case p.CustomDatasetType == RawPayload || p.CustomDatasetType == InputsJSON:
+		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() {
+			bad("--custom-dataset-type raw_payload: a folder (AIPerf's multi-turn payloads) is not supported yet: give one JSONL file of request bodies")
+		}
+		if p.EndpointType == endpoint.TypeTemplate || p.Rankings() {
+			bad("--custom-dataset-type %s sends each payload as the body: not with --endpoint-type %s", p.CustomDatasetType, p.EndpointType)
+		}
+		if len(p.ExtraInputs) > 0 {
+			bad("--custom-dataset-type %s sends each payload as it is: --extra-inputs would not be in it (put the fields in the payloads)", p.CustomDatasetType)
+		}
+	case p.CustomDatasetType == RandomPool:
+		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() && p.DatasetSampling != "" && p.DatasetSampling != SamplingRandom {
+			bad("--custom-dataset-type random_pool with a folder draws a line of each pool at random, with replacement: --dataset-sampling-strategy %s is not supported with it", p.DatasetSampling)
+		}
+		if p.Replays() {
+			bad("--custom-dataset-type random_pool draws its lines at random: it has no schedule to replay (leave out --fixed-schedule)")
+		}
+	case slices.Contains(aiperfDatasetTypes, p.CustomDatasetType):
+		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, raw_payload, inputs_json, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
+	default:
+		bad("--custom-dataset-type %q: want single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, raw_payload or inputs_json", p.CustomDatasetType)
+	}
+	if p.CustomDatasetType != "" && p.InputFile == "" {
+		bad("--custom-dataset-type %s needs --input-file", p.CustomDatasetType)
+	}
+	if _, err := ParseSeqDist(p.SeqDist); err != nil {
+		bad("%v", err)
+	}
+	if _, err := tokenizer.Load(p.Tokenizer, p.TokenizerRevision); err != nil {
+		bad("%v", err)
+	}
+	switch {
+	case p.PublicDataset == "":
+	case p.PublicDataset != ShareGPT:
+		bad("--public-dataset %s: not supported here yet (supported: sharegpt)", p.PublicDataset)
+	case p.InputFile == "":
+		bad("--public-dataset sharegpt reads a local file, as nothing is downloaded: give --input-file ShareGPT_V3_unfiltered_cleaned_split.json (or any ShareGPT JSON)")
+	case p.CustomDatasetType != "" || p.Replays():
+		bad("--public-dataset sharegpt with --custom-dataset-type or a fixed schedule: ShareGPT has no timestamps")
+	}
+	switch p.DatasetSampling {
+	case "", SamplingSequential:
+	case SamplingShuffle, SamplingRandom:
+		if p.InputFile == "" || p.Replays() {
+			bad("--dataset-sampling-strategy %s: takes the prompts of an --input-file that is not replayed on its timestamps", p.DatasetSampling)
+		}
+	default:
+		bad("--dataset-sampling-strategy %q: want sequential, shuffle or random", p.DatasetSampling)
+	}
+	switch {
+	case p.NumPrefixPrompts < 0 || p.PrefixPromptLength < 0 || p.SharedSystemPromptLength < 0:
+		bad("--num-prefix-prompts, --prefix-prompt-length and --shared-system-prompt-length must not be negative")
+	case (p.NumPrefixPrompts > 0) != (p.PrefixPromptLength > 0):
+		bad("--num-prefix-prompts and --prefix-prompt-length go together (a pool of N prefixes of L tokens)")
+	case (p.NumPrefixPrompts > 0 || p.SharedSystemPromptLength > 0) && p.InputFile != "":
+		bad("--num-prefix-prompts and --shared-system-prompt-length shape synthetic prompts, not an --input-file's")
+	case p.PrefixPromptLength > dataset.MaxInputLength || p.SharedSystemPromptLength > dataset.MaxInputLength:
+		bad("a prefix or system prompt past %d tokens", dataset.MaxInputLength)
+	}
+	if p.ISLBlockSize < 0 {
+		bad("--isl-block-size %d: must be at least 1", p.ISLBlockSize)
+	}
+	if p.SynthesisSpeedupRatio < 0 || math.IsNaN(p.SynthesisSpeedupRatio) || math.IsInf(p.SynthesisSpeedupRatio, 0) {
+		bad("--synthesis-speedup-ratio %g: want a positive, finite ratio (2 replays twice as fast)", p.SynthesisSpeedupRatio)
+	}
+}
+
+// checkSessions checks multi-turn sessions and their users.
+func (p *Profile) checkSessions(bad badf) {
+	weka := p.CustomDatasetType == WekaTrace
+	if p.MultiTurn() {
+		switch {
+		case p.EndpointType != EndpointChat && !weka:
+			bad("multi-turn sessions (--conversation-num, --conversation-turn-mean) thread a chat's messages: they need --endpoint-type chat")
+		case p.Replays():
+			bad("multi-turn sessions start on a rate or fill their slots here: not on a fixed schedule yet")
+		case p.RequestRate > 0 && p.UserCentricRate > 0:
+			bad("--request-rate with --user-centric-rate: the users' rate is the rate (leave out --request-rate)")
+		case p.RequestRate > 0 && !p.ConcurrencySet:
+			bad("multi-turn sessions with --request-rate need --concurrency here: AIPerf's conversation-centric mode (sessions start at the rate, each holds one of --concurrency slots for all its turns, delays kept); its rate-centric mode without --concurrency (every turn on the rate, delays ignored) is not supported yet")
+		case p.InputFile != "" && p.CustomDatasetType != MultiTurnFile && !weka:
+			bad("multi-turn sessions from --input-file need --custom-dataset-type multi_turn (the --conversation-* flags make synthetic ones)")
+		case (p.CustomDatasetType == MultiTurnFile || weka) && (p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.ConversationTurnStddev > 0 || p.UserCentricRate > 0):
+			bad("--custom-dataset-type %s takes its conversations and turns from the file: leave out --conversation-num, --conversation-turn-mean/-stddev and --user-centric-rate", p.CustomDatasetType)
+		case (p.CustomDatasetType == MultiTurnFile || weka) && p.DatasetSampling != "" && p.DatasetSampling != SamplingSequential:
+			bad("--custom-dataset-type %s runs its conversations in file order: --dataset-sampling-strategy %s is not supported with it yet", p.CustomDatasetType, p.DatasetSampling)
+		}
+		for _, v := range []float64{p.ConversationTurnMean, p.ConversationTurnStddev, p.TurnDelayMean, p.TurnDelayStddev, p.TurnDelayRatio} {
+			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+				bad("the --conversation-turn-* flags: %g is not a finite, non-negative number", v)
+				break
+			}
+		}
+		if (p.UserCentricRate > 0) != (p.NumUsers > 0) || p.UserCentricRate < 0 || math.IsNaN(p.UserCentricRate) || math.IsInf(p.UserCentricRate, 0) || p.NumUsers < 0 {
+			bad("--user-centric-rate and --num-users go together: a positive rate (requests/s over all users) and a user count")
+		} else if p.UserCentricRate > 0 && p.ConcurrencySet {
+			bad("--user-centric-rate with --concurrency: the users are the concurrency (give --num-users)")
+		}
+		if p.UserContextPromptLength > 0 && weka {
+			bad("--user-context-prompt-length with weka_trace: a trace's calls carry their own context in their hash ids (each call is sent whole)")
+		}
+		if p.ConversationNum < 0 || p.ConversationNum > 10_000_000 {
+			bad("--conversation-num %d: want 1 to 10,000,000", p.ConversationNum)
+		}
+	}
+	switch {
+	case p.UserContextPromptLength < 0 || p.UserContextPromptLength > dataset.MaxInputLength:
+		bad("--user-context-prompt-length %d: want 0 to %d tokens", p.UserContextPromptLength, dataset.MaxInputLength)
+	case p.UserContextPromptLength > 0 && !p.MultiTurn():
+		bad("--user-context-prompt-length gives each session its own context: it needs sessions (--conversation-num, --num-users with --user-centric-rate)")
+	}
+}
+
+// checkMedia checks synthetic images and audio.
+func (p *Profile) checkMedia(bad badf) {
+	switch {
+	case p.ImageWidthMean < 0 || p.ImageHeightMean < 0 || p.ImageWidthStddev < 0 || p.ImageHeightStddev < 0 ||
+		math.IsNaN(p.ImageWidthMean+p.ImageHeightMean+p.ImageWidthStddev+p.ImageHeightStddev):
+		bad("the --image-* sizes: not negative")
+	case p.ImageWidthMean > dataset.MaxImageSide || p.ImageHeightMean > dataset.MaxImageSide:
+		bad("--image-width-mean and --image-height-mean: at most %d pixels", dataset.MaxImageSide)
+	case (p.ImageWidthMean > 0) != (p.ImageHeightMean > 0):
+		bad("--image-width-mean and --image-height-mean go together (an image's size)")
+	case p.ImageFormat != "png" && p.ImageFormat != "jpeg" && p.ImageFormat != "random":
+		bad("--image-format %q: want png, jpeg or random", p.ImageFormat)
+	case p.ImageBatchSize < 1 || p.ImageBatchSize > 64:
+		bad("--image-batch-size %d: want 1 to 64 images a request", p.ImageBatchSize)
+	case p.Images() && p.InputFile != "":
+		bad("the --image-* flags make synthetic images: an --input-file gives its own (\"image\", \"images\")")
+	case p.Images() && p.EndpointType != EndpointChat && p.EndpointType != endpoint.TypeImageRetr && p.EndpointType != endpoint.TypeImageEdit:
+		bad("synthetic images go in a chat's content parts, an image_retrieval request or an image_edit upload: they need --endpoint-type chat, image_retrieval or image_edit")
+	case (p.EndpointType == endpoint.TypeImageRetr || p.EndpointType == endpoint.TypeImageEdit) && !p.Images() && p.InputFile == "":
+		bad("--endpoint-type %s sends images: give --image-width-mean and --image-height-mean, or an --input-file whose lines have \"image\"", p.EndpointType)
+	case p.Images() && p.MultiTurn():
+		bad("synthetic images with multi-turn sessions are not supported yet")
+	}
+	switch {
+	case p.AudioLengthMean < 0 || p.AudioLengthStddev < 0 || math.IsNaN(p.AudioLengthMean+p.AudioLengthStddev) || p.AudioLengthMean > dataset.MaxAudioSeconds:
+		bad("--audio-length-mean and --audio-length-stddev: seconds, 0 to %d", dataset.MaxAudioSeconds)
+	case p.AudioFormat == "mp3":
+		bad("--audio-format mp3: there is no MP3 encoder here; give --audio-format wav (an --input-file's .mp3 files are sent as they are)")
+	case p.AudioFormat != "wav":
+		bad("--audio-format %q: want wav", p.AudioFormat)
+	case len(p.AudioSampleRates) == 0 || slices.ContainsFunc(p.AudioSampleRates, func(k float64) bool { return !(k >= 1 && k <= 192) }):
+		bad("--audio-sample-rates: kHz, each 1 to 192")
+	case len(p.AudioDepths) == 0 || slices.ContainsFunc(p.AudioDepths, func(d int) bool { return d != 8 && d != 16 }):
+		bad("--audio-depths: bits, each 8 or 16")
+	case p.AudioChannels != 1 && p.AudioChannels != 2:
+		bad("--audio-num-channels %d: want 1 or 2", p.AudioChannels)
+	case p.AudioBatchSize < 1 || p.AudioBatchSize > 16:
+		bad("--audio-batch-size %d: want 1 to 16 clips a request", p.AudioBatchSize)
+	case p.Audio() && p.InputFile != "":
+		bad("the --audio-* flags make synthetic audio: an --input-file gives its own (\"audio\", \"audios\")")
+	case p.Audio() && p.EndpointType != EndpointChat && !p.transcription():
+		bad("synthetic audio goes in a chat's content parts or a transcription's upload: it needs --endpoint-type chat or audio_transcription")
+	case p.transcription() && !p.Audio() && p.InputFile == "":
+		bad("--endpoint-type audio_transcription uploads audio: give --audio-length-mean, or an --input-file whose lines have \"audio\"")
+	case p.Audio() && p.MultiTurn():
+		bad("synthetic audio with multi-turn sessions is not supported yet")
+	}
+}
+
+// checkRankings checks synthetic rankings requests and
+// --prefill-concurrency.
+func (p *Profile) checkRankings(bad badf) {
+	rankingsSet := p.RankingsPassagesMean != DefaultProfile.RankingsPassagesMean || p.RankingsPassagesStddev != 0 ||
+		p.RankingsPassageTokensMean != DefaultProfile.RankingsPassageTokensMean || p.RankingsPassageTokensStddev != 0 ||
+		p.RankingsQueryTokensMean != DefaultProfile.RankingsQueryTokensMean || p.RankingsQueryTokensStddev != 0
+	switch {
+	case rankingsSet && p.InputFile != "":
+		bad("the --rankings-* flags shape synthetic rankings requests: an --input-file gives its own query and passages")
+	case rankingsSet && !p.Rankings():
+		bad("the --rankings-* flags shape a rankings endpoint's requests: they need --endpoint-type nim_rankings, cohere_rankings or hf_tei_rankings")
+	case p.RankingsPassagesMean < 1 || p.RankingsPassageTokensMean < 1 || p.RankingsQueryTokensMean < 1:
+		bad("--rankings-passages-mean, --rankings-passages-prompt-token-mean and --rankings-query-prompt-token-mean: at least 1")
+	case p.RankingsPassagesStddev < 0 || p.RankingsPassageTokensStddev < 0 || p.RankingsQueryTokensStddev < 0:
+		bad("the --rankings-*-stddev flags: not negative")
+	case p.RankingsPassagesMean > 10_000 || p.RankingsPassageTokensMean > dataset.MaxInputLength || p.RankingsQueryTokensMean > dataset.MaxInputLength:
+		bad("--rankings-passages-mean past 10,000, or a passage or query past %d tokens", dataset.MaxInputLength)
+	case p.Rankings() && p.MultiTurn():
+		bad("--endpoint-type %s ranks one query a request: not with multi-turn sessions", p.EndpointType)
+	}
+	switch {
+	case p.PrefillConcurrency < 0:
+		bad("--prefill-concurrency %d: not negative", p.PrefillConcurrency)
+	case p.PrefillConcurrency > 0 && !p.Streaming:
+		bad("--prefill-concurrency needs --streaming: a request leaves prefill at its first token, which only a stream shows")
+	}
+}
+
+// checkReplay checks a replayed trace's and a fixed schedule's flags.
+func (p *Profile) checkReplay(bad badf) {
+	if p.SynthesisMaxISL < 0 || p.SynthesisMaxOSL < 0 {
+		bad("--synthesis-max-isl and --synthesis-max-osl: not negative")
+	}
+	if (p.SynthesisSpeedupRatio > 0 && p.SynthesisSpeedupRatio != 1 || p.SynthesisMaxISL > 0 || p.SynthesisMaxOSL > 0) && !p.Replays() {
+		bad("the --synthesis-* flags transform a trace replayed on its timestamps: give --custom-dataset-type mooncake_trace, bailian_trace or burst_gpt_trace (or --fixed-schedule)")
+	}
+	if p.Replays() {
+		if p.RequestRate > 0 {
+			bad("--fixed-schedule (or a mooncake_trace) with --request-rate: the schedule comes from the file's timestamps")
+		}
+		if p.RateRampDuration > 0 {
+			bad("--fixed-schedule with --request-rate-ramp-duration")
+		}
+		if p.InputFile == "" {
+			bad("--fixed-schedule needs --input-file with timestamps")
+		}
+		if p.BenchmarkDuration > 0 {
+			bad("--fixed-schedule with --benchmark-duration: the file decides the length")
+		}
+	} else if p.FixedScheduleAutoOffset || p.FixedScheduleStartOffset != 0 || p.FixedScheduleEndOffset != 0 {
+		bad("--fixed-schedule-auto-offset/-start-offset/-end-offset need --fixed-schedule")
+	}
+	if p.FixedScheduleStartOffset < 0 || p.FixedScheduleEndOffset < 0 {
+		bad("--fixed-schedule-start-offset and -end-offset must not be negative")
+	}
+	if p.FixedScheduleEndOffset > 0 && p.FixedScheduleEndOffset < p.FixedScheduleStartOffset {
+		bad("--fixed-schedule-end-offset %d is before --fixed-schedule-start-offset %d", p.FixedScheduleEndOffset, p.FixedScheduleStartOffset)
+	}
+	if p.NumDatasetEntries < 1 {
+		bad("--num-dataset-entries %d: must be at least 1", p.NumDatasetEntries)
+	}
+}
