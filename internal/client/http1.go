@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 
 	"github.com/aiperf-action/aiperf-action/internal/sse"
 )
