@@ -299,38 +299,8 @@ func one(in Input, opt Options, idx uint64) (Result, oneWork) {
 		return r, w
 	}
 	p, isQ := in.Quantile()
-	est := func(s Sample) float64 { return in.Estimate(s, opt.Estimator) }
-	within := func(s Sample, k uint64) float64 {
-		seed := opt.Seed ^ (idx+1)*0x9e3779b97f4a7c15 ^ k*0xbf58476d1ce4e5b9
-		if isQ {
-			if len(s.Windows) < 2 {
-				return 0
-			}
-			// The bootstrap resamples the empirical quantile: its spread bounds
-			// Harrell–Davis's from above (HD smooths over neighbouring order
-			// statistics) at a fraction of the cost, so the interval errs wide.
-			return logVariance(BootstrapQuantile(s.Windows, p, Empirical, opt.Resamples, seed))
-		}
-		if len(s.Rates) < 2 {
-			return 0
-		}
-		return logVariance(BootstrapMean(s.Rates, opt.Resamples, seed))
-	}
-	logs := func(ss []Sample) ([]float64, bool) {
-		out := make([]float64, len(ss))
-		ok := true
-		for i, s := range ss {
-			v := est(s)
-			if !(v > 0) {
-				ok = false
-				v = math.SmallestNonzeroFloat64
-			}
-			out[i] = math.Log(v)
-		}
-		return out, ok
-	}
-	yb, okb := logs(in.Baseline)
-	yc, okc := logs(in.Candidate)
+	yb, okb := logEstimates(in, in.Baseline, opt.Estimator)
+	yc, okc := logEstimates(in, in.Candidate, opt.Estimator)
 	if !okb || !okc {
 		r.Verdict, r.P = Inconclusive, 1
 		r.Warnings = append(r.Warnings, "a run has no positive value for this statistic")
@@ -350,7 +320,79 @@ func one(in Input, opt Options, idx uint64) (Result, oneWork) {
 		return r, w
 	}
 
-	var wb, wc float64
+	wb, wc := withinRuns(&r, in, opt, idx)
+	between := runNoise(&r, &w, opt, yb, yc, wb, wc)
+	if isQ {
+		minN := int64(math.MaxInt64)
+		for _, s := range append(append([]Sample{}, in.Baseline...), in.Candidate...) {
+			minN = min(minN, s.Total.N)
+		}
+		if need := SamplesFor(p); minN < need {
+			r.Verdict, r.P = NotGated, 1
+			r.Warnings = append(r.Warnings, fmt.Sprintf("not gated: a %s needs %d samples per run (%d beyond it), and a run has %d", in.Stat, need, TailSamples, minN))
+		}
+	}
+	w.between, w.wb, w.wc = between, wb, wc
+	w.se = math.Sqrt((between+wb)/float64(r.K) + (between+wc)/float64(r.R))
+	if in.Paired {
+		if !paired(&r, &w, yb, yc, d) {
+			return r, w
+		}
+	} else if jb, jc := jobsOf(in.Baseline), jobsOf(in.Candidate); len(jb) < r.K || len(jc) < r.R {
+		// Runs came in jobs: the runs of one job share its noise, so the
+		// job-to-job noise is not averaged away by more runs in a job.
+		f := fitJobs(yb, jb, jc, wb, wc, opt.JobNoiseFloor, opt.JobNoisePrior)
+		w.jobs, w.se, w.df = f, math.Sqrt(f.vb+f.vc), f.df
+		r.Jobs, r.JobNoise, r.RunNoise = len(jb), math.Sqrt(f.job), math.Sqrt(f.run)
+		r.Provisional = r.Provisional || f.floored
+		if f.floored {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("provisional: the baseline's runs come from %d job(s), too few to measure job-to-job noise, so at least %.3g%% is assumed", len(jb), 100*opt.JobNoiseFloor))
+		} else {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("runs come in jobs: %.2g%% job-to-job and %.2g%% run-to-run noise, from the baseline's %d jobs", 100*r.JobNoise, 100*r.RunNoise, len(jb)))
+		}
+	}
+	decide(&r, &w, in, opt, d)
+	return r, w
+}
+
+// logEstimates are the log of each run's statistic; false when a run has
+// no positive value for it (its log stands in as the smallest float's).
+func logEstimates(in Input, ss []Sample, est Estimator) ([]float64, bool) {
+	out := make([]float64, len(ss))
+	ok := true
+	for i, s := range ss {
+		v := in.Estimate(s, est)
+		if !(v > 0) {
+			ok = false
+			v = math.SmallestNonzeroFloat64
+		}
+		out[i] = math.Log(v)
+	}
+	return out, ok
+}
+
+// withinRuns is each side's mean within-run variance of the log
+// statistic, from a bootstrap over each run's time windows (a quantile's)
+// or its windowed rates (a throughput's); a run of fewer than 2 windows
+// counts 0, and r is warned of it.
+func withinRuns(r *Result, in Input, opt Options, idx uint64) (wb, wc float64) {
+	p, isQ := in.Quantile()
+	within := func(s Sample, k uint64) float64 {
+		seed := opt.Seed ^ (idx+1)*0x9e3779b97f4a7c15 ^ k*0xbf58476d1ce4e5b9
+		if isQ {
+			if len(s.Windows) < 2 {
+				return 0
+			}
+			// The bootstrap resamples the empirical quantile: its spread bounds
+			// Harrell–Davis's from above (HD smooths over neighbouring order
+			// statistics) at a fraction of the cost, so the interval errs wide.
+			return logVariance(BootstrapQuantile(s.Windows, p, Empirical, opt.Resamples, seed))
+		}
+		if len(s.Rates) < 2 {
+			return 0
+		}
+		return logVariance(BootstrapMean(s.Rates, opt.Resamples, seed))
+	}
 	windowsShort := false
 	for i, s := range in.Baseline {
 		wb += within(s, uint64(i))
@@ -365,72 +407,64 @@ func one(in Input, opt Options, idx uint64) (Result, oneWork) {
 	if windowsShort {
 		r.Warnings = append(r.Warnings, "a run has fewer than 2 time windows: its within-run uncertainty is not measured")
 	}
-	var between float64
+	return wb, wc
+}
+
+// runNoise is the run-to-run variance of the log statistic beyond the
+// within-run part, and sets w's degrees of freedom: with one baseline run,
+// the noise floor assumed (provisional); else the pooled variance of both
+// sides' runs about their own means, as a two-sample t-test's.
+func runNoise(r *Result, w *oneWork, opt Options, yb, yc []float64, wb, wc float64) float64 {
 	if r.K == 1 {
-		between = math.Pow(math.Log1p(opt.NoiseFloor), 2)
 		r.Provisional = true
 		r.Warnings = append(r.Warnings, fmt.Sprintf("provisional: one baseline run, so a %.3g%% run-to-run noise floor is assumed", 100*opt.NoiseFloor))
 		w.df = math.Inf(1)
-	} else {
-		// Run-to-run noise from both sides' runs, each about its own mean
-		// (the pooled variance of a two-sample t-test): the candidate's
-		// runs are as informative about it as the baseline's.
-		var ss float64
-		for _, y := range yb {
-			ss += (y - mb) * (y - mb)
-		}
-		for _, y := range yc {
-			ss += (y - mc) * (y - mc)
-		}
-		w.df = float64(r.K + r.R - 2)
-		within := (float64(r.K)*wb + float64(r.R)*wc) / float64(r.K+r.R)
-		between = math.Max(ss/w.df-within, 0)
-		if r.K < 3 {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("only %d baseline runs: the run-to-run noise is barely estimated", r.K))
-		}
+		return math.Pow(math.Log1p(opt.NoiseFloor), 2)
 	}
-	if isQ {
-		minN := int64(math.MaxInt64)
-		for _, s := range append(append([]Sample{}, in.Baseline...), in.Candidate...) {
-			minN = min(minN, s.Total.N)
-		}
-		if need := SamplesFor(p); minN < need {
-			r.Verdict, r.P = NotGated, 1
-			r.Warnings = append(r.Warnings, fmt.Sprintf("not gated: a %s needs %d samples per run (%d beyond it), and a run has %d", in.Stat, need, TailSamples, minN))
-		}
+	// (The candidate's runs are as informative about it as the
+	// baseline's.)
+	mb, mc := mean(yb), mean(yc)
+	var ss float64
+	for _, y := range yb {
+		ss += (y - mb) * (y - mb)
 	}
-	w.between, w.wb, w.wc = between, wb, wc
-	w.se = math.Sqrt((between+wb)/float64(r.K) + (between+wc)/float64(r.R))
-	if in.Paired {
-		// Each pair ran side by side: the difference of the pair's logs
-		// carries neither its job's noise nor the drift between pairs.
-		if r.K != r.R || r.K < 2 {
-			r.Verdict, r.P = Inconclusive, 1
-			r.Warnings = append(r.Warnings, fmt.Sprintf("a paired comparison needs as many baseline as candidate runs, at least 2 pairs (have %d and %d)", r.K, r.R))
-			return r, w
-		}
-		var ss float64
-		for i := range yb {
-			e := (yc[i] - yb[i]) - d
-			ss += e * e
-		}
-		n := float64(r.K)
-		w.pairVar = ss / (n - 1)
-		w.se, w.df = math.Sqrt(w.pairVar/n), n-1
-		r.Warnings = append(r.Warnings, fmt.Sprintf("paired A/B: %d pairs of runs side by side in one job", r.K))
-	} else if jb, jc := jobsOf(in.Baseline), jobsOf(in.Candidate); len(jb) < r.K || len(jc) < r.R {
-		// Runs came in jobs: the runs of one job share its noise, so the
-		// job-to-job noise is not averaged away by more runs in a job.
-		f := fitJobs(yb, jb, jc, wb, wc, opt.JobNoiseFloor, opt.JobNoisePrior)
-		w.jobs, w.se, w.df = f, math.Sqrt(f.vb+f.vc), f.df
-		r.Jobs, r.JobNoise, r.RunNoise = len(jb), math.Sqrt(f.job), math.Sqrt(f.run)
-		r.Provisional = r.Provisional || f.floored
-		if f.floored {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("provisional: the baseline's runs come from %d job(s), too few to measure job-to-job noise, so at least %.3g%% is assumed", len(jb), 100*opt.JobNoiseFloor))
-		} else {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("runs come in jobs: %.2g%% job-to-job and %.2g%% run-to-run noise, from the baseline's %d jobs", 100*r.JobNoise, 100*r.RunNoise, len(jb)))
-		}
+	for _, y := range yc {
+		ss += (y - mc) * (y - mc)
 	}
+	w.df = float64(r.K + r.R - 2)
+	within := (float64(r.K)*wb + float64(r.R)*wc) / float64(r.K+r.R)
+	if r.K < 3 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("only %d baseline runs: the run-to-run noise is barely estimated", r.K))
+	}
+	return math.Max(ss/w.df-within, 0)
+}
+
+// paired takes the standard error from the pairs' differences: each pair
+// ran side by side, so the difference of its logs carries neither its
+// job's noise nor the drift between pairs. False (r inconclusive) without
+// as many baseline as candidate runs, at least 2 pairs.
+func paired(r *Result, w *oneWork, yb, yc []float64, d float64) bool {
+	if r.K != r.R || r.K < 2 {
+		r.Verdict, r.P = Inconclusive, 1
+		r.Warnings = append(r.Warnings, fmt.Sprintf("a paired comparison needs as many baseline as candidate runs, at least 2 pairs (have %d and %d)", r.K, r.R))
+		return false
+	}
+	var ss float64
+	for i := range yb {
+		e := (yc[i] - yb[i]) - d
+		ss += e * e
+	}
+	n := float64(r.K)
+	w.pairVar = ss / (n - 1)
+	w.se, w.df = math.Sqrt(w.pairVar/n), n-1
+	r.Warnings = append(r.Warnings, fmt.Sprintf("paired A/B: %d pairs of runs side by side in one job", r.K))
+	return true
+}
+
+// decide sets the interval, the p-value against the tolerance and the
+// minimum detectable effect from the change d (log scale) and its
+// standard error.
+func decide(r *Result, w *oneWork, in Input, opt Options, d float64) {
 	w.q = tQuantile(1-opt.Alpha, w.df)
 	w.qPass = w.q
 	if opt.PassAlpha > 0 && opt.PassAlpha != opt.Alpha {
@@ -456,7 +490,6 @@ func one(in Input, opt Options, idx uint64) (Result, oneWork) {
 	} else {
 		r.MDE = math.Expm1(m)
 	}
-	return r, w
 }
 
 func identical(a, b []Sample) bool {
@@ -527,141 +560,4 @@ func ErrorRate(baseline, candidate [][2]int, max float64) Result {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("candidate error rate %.2f%% is above the allowed %.2f%%", 100*r.Candidate, 100*max))
 	}
 	return r
-}
-
-// needed is how many runs an unchanged candidate needs to pass 4 times in
-// 5: the interval's upper end, (t(1−α) + z(0.8))·se above the true zero,
-// must stay below the tolerance. se² = (b+w_b)/K + (b+w_c)/R; when even
-// endless candidate runs leave (b+w_b)/K too large, K and R must both grow
-// to the smallest n (up to 1000) with (2b + w_b + w_c)/n within the room
-// that t(1−α, n−1) leaves.
-func needed(w oneWork, k, r int, alpha float64) (needK, needR int) {
-	z := distuv.UnitNormal.Quantile(0.8)
-	room := math.Pow(w.delta/(w.q+z), 2)
-	if rest := room - (w.between+w.wb)/float64(k); rest > 0 {
-		return 0, int(math.Ceil((w.between + w.wc) / rest))
-	}
-	for n := k + 1; n <= 1000; n++ {
-		room := math.Pow(w.delta/(tQuantile(1-alpha, float64(2*n-2))+z), 2)
-		if (2*w.between+w.wb+w.wc)/float64(n) <= room {
-			return n, max(n, r)
-		}
-	}
-	return 1000, 1000
-}
-
-// jobsOf groups the runs' indices by job, in order of first appearance; a
-// run without a job is a job of its own.
-func jobsOf(ss []Sample) [][]int {
-	idx := map[string]int{}
-	var out [][]int
-	for i, s := range ss {
-		key := s.Job
-		if key == "" {
-			key = fmt.Sprintf("\x00run %d", i)
-		}
-		j, ok := idx[key]
-		if !ok {
-			j = len(out)
-			idx[key] = j
-			out = append(out, nil)
-		}
-		out[j] = append(out[j], i)
-	}
-	return out
-}
-
-// jobFit is the two-level noise model: log y = μ + job + run + within.
-type jobFit struct {
-	job, run float64 // variance components (log scale)
-	vb, vc   float64 // variances of the baseline's and the candidate's mean
-	df       float64 // Satterthwaite's degrees of freedom for se² = vb + vc
-	floored  bool    // too few jobs: the job variance is the floor's
-	sc       float64 // Σm_j²/R² of the candidate: how much of the job variance its mean keeps
-}
-
-// fitJobs estimates the job-to-job and run-to-run variances from the
-// baseline's runs by one-way random-effects ANOVA (method of moments,
-// truncated at zero), and the variances of both sides' means. With fewer
-// than 3 baseline jobs the job variance is at least floor² (relative).
-func fitJobs(yb []float64, jb, jc [][]int, wb, wc, floor, prior float64) *jobFit {
-	k, nj := float64(len(yb)), float64(len(jb))
-	grand := mean(yb)
-	var ssw, ssb, sumN2 float64
-	for _, ix := range jb {
-		m := 0.0
-		for _, i := range ix {
-			m += yb[i]
-		}
-		m /= float64(len(ix))
-		for _, i := range ix {
-			ssw += (yb[i] - m) * (yb[i] - m)
-		}
-		n := float64(len(ix))
-		ssb += n * (m - grand) * (m - grand)
-		sumN2 += n * n
-	}
-	f := &jobFit{}
-	dfw, dfb := k-nj, nj-1
-	msw := 0.0
-	if dfw > 0 {
-		msw = ssw / dfw
-		f.run = math.Max(msw-wb, 0)
-	}
-	switch {
-	case dfb > 0 && dfw > 0:
-		n0 := (k - sumN2/k) / dfb
-		f.job = math.Max((ssb/dfb-msw)/n0, 0)
-	case dfb > 0: // one run per job: job and run noise cannot be told apart; all of it is the job's
-		f.job = math.Max(ssb/dfb-wb, 0)
-	}
-	fl := math.Pow(math.Log1p(floor), 2)
-	priorDF := 0.0
-	if nj < 3 {
-		if f.job < fl {
-			f.job, f.floored = fl, true
-		}
-	} else if prior > 0 && dfb > 0 {
-		f.job = (prior*fl + dfb*f.job) / (prior + dfb)
-		priorDF = prior
-	}
-	sb := sumN2 / (k * k)
-	var sumM2, r float64
-	for _, ix := range jc {
-		m := float64(len(ix))
-		sumM2 += m * m
-		r += m
-	}
-	f.sc = sumM2 / (r * r)
-	jobPart := f.job * (sb + f.sc)
-	runPart := (f.run+wb)/k + (f.run+wc)/r
-	f.vb = f.job*sb + (f.run+wb)/k
-	f.vc = f.job*f.sc + (f.run+wc)/r
-	dfJob, dfRun := math.Inf(1), math.Inf(1)
-	if !f.floored && dfb > 0 {
-		dfJob = dfb + priorDF
-	}
-	if dfw > 0 {
-		dfRun = dfw
-	}
-	den := 0.0
-	if jobPart > 0 {
-		den += jobPart * jobPart / dfJob
-	}
-	if runPart > 0 {
-		den += runPart * runPart / dfRun
-	}
-	f.df = math.Inf(1)
-	if den > 0 {
-		f.df = math.Max((jobPart+runPart)*(jobPart+runPart)/den, 1)
-	}
-	return f
-}
-
-// reachable is the smallest tolerance an unchanged candidate of one job
-// passes 4 times in 5 however many runs that job makes: the candidate
-// job's own noise, and the baseline's mean as it is, stay.
-func (f *jobFit) reachable(w oneWork) float64 {
-	z := distuv.UnitNormal.Quantile(0.8)
-	return math.Expm1((w.q + z) * math.Sqrt(f.vb+f.job*f.sc))
 }

@@ -1,0 +1,145 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// needed is how many runs an unchanged candidate needs to pass 4 times in
+// 5: the interval's upper end, (t(1−α) + z(0.8))·se above the true zero,
+// must stay below the tolerance. se² = (b+w_b)/K + (b+w_c)/R; when even
+// endless candidate runs leave (b+w_b)/K too large, K and R must both grow
+// to the smallest n (up to 1000) with (2b + w_b + w_c)/n within the room
+// that t(1−α, n−1) leaves.
+func needed(w oneWork, k, r int, alpha float64) (needK, needR int) {
+	z := distuv.UnitNormal.Quantile(0.8)
+	room := math.Pow(w.delta/(w.q+z), 2)
+	if rest := room - (w.between+w.wb)/float64(k); rest > 0 {
+		return 0, int(math.Ceil((w.between + w.wc) / rest))
+	}
+	for n := k + 1; n <= 1000; n++ {
+		room := math.Pow(w.delta/(tQuantile(1-alpha, float64(2*n-2))+z), 2)
+		if (2*w.between+w.wb+w.wc)/float64(n) <= room {
+			return n, max(n, r)
+		}
+	}
+	return 1000, 1000
+}
+
+// jobsOf groups the runs' indices by job, in order of first appearance; a
+// run without a job is a job of its own.
+func jobsOf(ss []Sample) [][]int {
+	idx := map[string]int{}
+	var out [][]int
+	for i, s := range ss {
+		key := s.Job
+		if key == "" {
+			key = fmt.Sprintf("\x00run %d", i)
+		}
+		j, ok := idx[key]
+		if !ok {
+			j = len(out)
+			idx[key] = j
+			out = append(out, nil)
+		}
+		out[j] = append(out[j], i)
+	}
+	return out
+}
+
+// jobFit is the two-level noise model: log y = μ + job + run + within.
+type jobFit struct {
+	job, run float64 // variance components (log scale)
+	vb, vc   float64 // variances of the baseline's and the candidate's mean
+	df       float64 // Satterthwaite's degrees of freedom for se² = vb + vc
+	floored  bool    // too few jobs: the job variance is the floor's
+	sc       float64 // Σm_j²/R² of the candidate: how much of the job variance its mean keeps
+}
+
+// fitJobs estimates the job-to-job and run-to-run variances from the
+// baseline's runs by one-way random-effects ANOVA (method of moments,
+// truncated at zero), and the variances of both sides' means. With fewer
+// than 3 baseline jobs the job variance is at least floor² (relative).
+func fitJobs(yb []float64, jb, jc [][]int, wb, wc, floor, prior float64) *jobFit {
+	k, nj := float64(len(yb)), float64(len(jb))
+	grand := mean(yb)
+	var ssw, ssb, sumN2 float64
+	for _, ix := range jb {
+		m := 0.0
+		for _, i := range ix {
+			m += yb[i]
+		}
+		m /= float64(len(ix))
+		for _, i := range ix {
+			ssw += (yb[i] - m) * (yb[i] - m)
+		}
+		n := float64(len(ix))
+		ssb += n * (m - grand) * (m - grand)
+		sumN2 += n * n
+	}
+	f := &jobFit{}
+	dfw, dfb := k-nj, nj-1
+	msw := 0.0
+	if dfw > 0 {
+		msw = ssw / dfw
+		f.run = math.Max(msw-wb, 0)
+	}
+	switch {
+	case dfb > 0 && dfw > 0:
+		n0 := (k - sumN2/k) / dfb
+		f.job = math.Max((ssb/dfb-msw)/n0, 0)
+	case dfb > 0: // one run per job: job and run noise cannot be told apart; all of it is the job's
+		f.job = math.Max(ssb/dfb-wb, 0)
+	}
+	fl := math.Pow(math.Log1p(floor), 2)
+	priorDF := 0.0
+	if nj < 3 {
+		if f.job < fl {
+			f.job, f.floored = fl, true
+		}
+	} else if prior > 0 && dfb > 0 {
+		f.job = (prior*fl + dfb*f.job) / (prior + dfb)
+		priorDF = prior
+	}
+	sb := sumN2 / (k * k)
+	var sumM2, r float64
+	for _, ix := range jc {
+		m := float64(len(ix))
+		sumM2 += m * m
+		r += m
+	}
+	f.sc = sumM2 / (r * r)
+	jobPart := f.job * (sb + f.sc)
+	runPart := (f.run+wb)/k + (f.run+wc)/r
+	f.vb = f.job*sb + (f.run+wb)/k
+	f.vc = f.job*f.sc + (f.run+wc)/r
+	dfJob, dfRun := math.Inf(1), math.Inf(1)
+	if !f.floored && dfb > 0 {
+		dfJob = dfb + priorDF
+	}
+	if dfw > 0 {
+		dfRun = dfw
+	}
+	den := 0.0
+	if jobPart > 0 {
+		den += jobPart * jobPart / dfJob
+	}
+	if runPart > 0 {
+		den += runPart * runPart / dfRun
+	}
+	f.df = math.Inf(1)
+	if den > 0 {
+		f.df = math.Max((jobPart+runPart)*(jobPart+runPart)/den, 1)
+	}
+	return f
+}
+
+// reachable is the smallest tolerance an unchanged candidate of one job
+// passes 4 times in 5 however many runs that job makes: the candidate
+// job's own noise, and the baseline's mean as it is, stay.
+func (f *jobFit) reachable(w oneWork) float64 {
+	z := distuv.UnitNormal.Quantile(0.8)
+	return math.Expm1((w.q + z) * math.Sqrt(f.vb+f.job*f.sc))
+}
