@@ -1,0 +1,142 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/aiperf-action/aiperf-action/compare"
+	"github.com/aiperf-action/aiperf-action/internal/action"
+	"github.com/aiperf-action/aiperf-action/internal/baseline"
+	"github.com/aiperf-action/aiperf-action/internal/judge"
+	"github.com/aiperf-action/aiperf-action/internal/result"
+)
+
+// judgeConfig is the config's thresholds (judge.Default where it has
+// none).
+func (g *gate) judgeConfig() judge.Config { return g.cfg.Thresholds.Config }
+
+// comparer is what comparing a scenario needs: the settings, the store
+// and the PR's merge-base.
+type comparer struct {
+	st        *judge.Settings
+	store     baseline.Store
+	mergeBase string
+}
+
+// comparer parses the thresholds and finds the merge-base, before any run.
+func (g *gate) comparer(ctx context.Context, store baseline.Store) (*comparer, []string, error) {
+	jc := g.judgeConfig()
+	st, err := jc.Parse()
+	if err != nil {
+		return nil, nil, fmt.Errorf("config %s: thresholds: %w", g.opt.ConfigPath, err)
+	}
+	c := &comparer{st: st, store: store}
+	var notes []string
+	if g.env.IsPR() && g.env.Token != "" {
+		if gh, err := g.github(); err == nil {
+			owner, repo := g.env.Repo()
+			mb, err := action.MergeBase(ctx, gh, owner, repo, g.env.BaseSHA(), g.env.HeadSHA())
+			if err != nil {
+				notes = append(notes, "could not find the merge-base: "+err.Error())
+			}
+			c.mergeBase = mb
+		}
+	}
+	return c, notes, nil
+}
+
+// compareScenario compares sc's runs so far at the look's levels: with the
+// baseline server's runs (paired), or with the stored baselines, read once.
+func (g *gate) compareScenario(ctx context.Context, c *comparer, sc *Scenario, look compare.Look) error {
+	st := *c.st
+	st.Options.Alpha, st.Options.PassAlpha = look.Alpha, look.PassAlpha
+	var base, cand []result.Loaded
+	for i, r := range sc.Candidate {
+		cand = append(cand, result.Loaded{Path: fmt.Sprintf("run-%d", i+1), Run: r})
+	}
+	if sc.Paired {
+		for i := range sc.Candidate {
+			base = append(base, result.Loaded{Path: fmt.Sprintf("baseline-%d", i+1), Run: sc.Baseline[i]})
+		}
+		st.Paired = true
+	} else {
+		if !sc.loaded {
+			if err := g.loadBaselines(ctx, c, sc); err != nil {
+				return err
+			}
+		}
+		if len(sc.Baseline) == 0 {
+			return nil // no baseline yet
+		}
+		for i, r := range sc.Baseline {
+			base = append(base, result.Loaded{Path: sc.baselineNames[i], Run: r})
+		}
+	}
+	cr, err := judge.Compare(&st, base, cand)
+	if err != nil {
+		return fmt.Errorf("scenario %q: %w", sc.Name, err)
+	}
+	sc.Compare = cr
+	return nil
+}
+
+// loadBaselines reads sc's stored baseline runs (as of the merge-base
+// where there are some).
+func (g *gate) loadBaselines(ctx context.Context, c *comparer, sc *Scenario) error {
+	sc.loaded = true
+	es, err := c.store.List(ctx, sc.Name, sc.Candidate[0].ProfileHash)
+	if err != nil {
+		return fmt.Errorf("scenario %q: %w", sc.Name, err)
+	}
+	sel, source := baseline.Select(es, c.mergeBase, g.cfg.Baseline.Keep)
+	for _, e := range sel {
+		b, err := e.Load(ctx)
+		if err != nil {
+			return fmt.Errorf("scenario %q: read baseline %s: %w", sc.Name, e.Name, err)
+		}
+		r, err := result.Parse(b, c.store.String()+": "+e.Name)
+		if err != nil {
+			return err
+		}
+		if r.Job == "" { // recorded before runs said their job: one refresh is one job
+			r.Job = "refresh " + e.Refresh
+		}
+		sc.Baseline = append(sc.Baseline, r)
+		sc.baselineNames = append(sc.baselineNames, e.Name)
+	}
+	if len(sel) == 0 {
+		// Runs of this scenario under other profiles: its flags, model or
+		// seed changed, which no comparison can span. Said loudly, not left
+		// as a quiet no-baseline pass.
+		if others, err := c.store.Profiles(ctx, sc.Name); err == nil && len(others) > 0 {
+			sc.ProfileChanged = fmt.Sprintf("the load profile of %s changed (profile_hash %.23s): %s has runs of it only under other profiles (%s), so it is not compared until the default branch has runs of this one. Its flags, the model or the seed changed it.",
+				sc.Name, sc.Candidate[0].ProfileHash, c.store.String(), strings.Join(others, ", "))
+			g.env.Warning(sc.ProfileChanged)
+			g.logf("aiperf-action gate: %s", sc.ProfileChanged)
+		}
+		return nil
+	}
+	sc.BaselineSource = source + " in " + c.store.String()
+	// Where main's history shows a step, only the runs since describe it.
+	var loaded []result.Loaded
+	for i, r := range sc.Baseline {
+		loaded = append(loaded, result.Loaded{Path: sc.baselineNames[i], Run: r})
+	}
+	shift, err := judge.LastShift(c.st, loaded)
+	if err != nil {
+		return fmt.Errorf("scenario %q: %w", sc.Name, err)
+	}
+	if shift != nil {
+		at := sel[shift.Run]
+		why := ""
+		if a := sc.Baseline[shift.Run].Accepted; a != "" {
+			why = ", an accepted regression: " + a
+		}
+		sc.BaselineSource += fmt.Sprintf(", since main changed at commit %s (%s %+.1f%%, p = %.2g%s; %d older run(s) left out)",
+			at.Commit, shift.Stat, 100*shift.Change, shift.P, why, shift.Run)
+		sc.Baseline, sc.baselineNames = sc.Baseline[shift.Run:], sc.baselineNames[shift.Run:]
+		g.logf("aiperf-action gate: %s: the baseline history steps at commit %s (%s %+.1f%%): comparing with the %d run(s) since", sc.Name, at.Commit, shift.Stat, 100*shift.Change, len(sc.Baseline))
+	}
+	return nil
+}
