@@ -168,219 +168,281 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := strings.TrimPrefix(r.URL.Path, prefix)
-	write := func(code int, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		json.NewEncoder(w).Encode(v)
-	}
-	notFound := func() { write(http.StatusNotFound, map[string]string{"message": "Not Found"}) }
+	rp := reply{w}
 	switch {
 	case r.Method == "GET" && strings.HasPrefix(p, "git/ref/"):
-		name := strings.TrimPrefix(p, "git/ref/")
-		sha, ok := s.Refs[name]
-		if !ok {
-			notFound()
-			return
-		}
-		write(200, map[string]any{"ref": "refs/" + name, "object": map[string]string{"sha": sha, "type": "commit"}})
+		s.getRef(rp, r, p, body)
 	case r.Method == "POST" && p == "git/refs":
-		var in struct{ Ref, SHA string }
-		json.Unmarshal(body, &in)
-		name := strings.TrimPrefix(in.Ref, "refs/")
-		if _, ok := s.Refs[name]; ok {
-			write(422, map[string]string{"message": "Reference already exists"})
-			return
-		}
-		s.Refs[name] = in.SHA
-		write(201, map[string]any{"ref": in.Ref, "object": map[string]string{"sha": in.SHA}})
+		s.createRef(rp, r, p, body)
 	case r.Method == "PATCH" && strings.HasPrefix(p, "git/refs/"):
-		name := strings.TrimPrefix(p, "git/refs/")
-		var in struct {
-			SHA   string
-			Force bool
-		}
-		json.Unmarshal(body, &in)
-		if s.MoveBeforeUpdate > 0 {
-			s.MoveBeforeUpdate--
-			// Someone else pushed first.
-			old := s.commits[s.Refs[name]]
-			t := map[string]string{}
-			for k, v := range s.trees[old.tree] {
-				t[k] = v
-			}
-			b := hash("blob", "concurrent", fmt.Sprint(len(s.blobs)))
-			s.blobs[b] = "concurrent"
-			t[fmt.Sprintf("other/concurrent-%d.txt", len(s.blobs))] = b
-			ts := s.putTree(t)
-			cs := hash("commit", ts, s.Refs[name], "concurrent")
-			s.commits[cs] = commit{ts, s.Refs[name]}
-			s.Refs[name] = cs
-		}
-		cur := s.Refs[name]
-		if !in.Force && s.commits[in.SHA].parent != cur {
-			write(422, map[string]string{"message": "Update is not a fast forward"})
-			return
-		}
-		s.Refs[name] = in.SHA
-		write(200, map[string]any{"ref": "refs/" + name, "object": map[string]string{"sha": in.SHA}})
+		s.updateRef(rp, r, p, body)
 	case r.Method == "GET" && strings.HasPrefix(p, "git/commits/"):
-		sha := strings.TrimPrefix(p, "git/commits/")
-		c, ok := s.commits[sha]
-		if !ok {
-			notFound()
-			return
-		}
-		write(200, map[string]any{"sha": sha, "tree": map[string]string{"sha": c.tree}})
+		s.getCommit(rp, r, p, body)
 	case r.Method == "POST" && p == "git/commits":
-		var in struct {
-			Message string
-			Tree    string
-			Parents []string
-		}
-		json.Unmarshal(body, &in)
-		parent := ""
-		if len(in.Parents) > 0 {
-			parent = in.Parents[0]
-		}
-		sha := hash("commit", in.Tree, parent, in.Message, fmt.Sprint(len(s.commits)))
-		s.commits[sha] = commit{in.Tree, parent}
-		write(201, map[string]any{"sha": sha, "tree": map[string]string{"sha": in.Tree}})
+		s.createCommit(rp, r, p, body)
 	case r.Method == "GET" && strings.HasPrefix(p, "git/trees/"):
-		sha := strings.TrimPrefix(p, "git/trees/")
-		t, ok := s.trees[sha]
-		if !ok {
-			notFound()
-			return
-		}
-		var entries []map[string]string
-		for path, b := range t {
-			entries = append(entries, map[string]string{"path": path, "type": "blob", "sha": b, "mode": "100644"})
-		}
-		write(200, map[string]any{"sha": sha, "tree": entries, "truncated": false})
+		s.getTree(rp, r, p, body)
 	case r.Method == "POST" && p == "git/trees":
-		var in struct {
-			BaseTree string `json:"base_tree"`
-			Tree     []struct {
-				Path    string
-				SHA     *string
-				Content *string
-			}
-		}
-		json.Unmarshal(body, &in)
+		s.createTree(rp, r, p, body)
+	case r.Method == "GET" && strings.HasPrefix(p, "git/blobs/"):
+		s.getBlob(rp, r, p, body)
+	case r.Method == "GET" && p == "pulls":
+		s.listPulls(rp, r, p, body)
+	case r.Method == "GET" && strings.HasPrefix(p, "commits/") && strings.HasSuffix(p, "/pulls"):
+		s.commitPulls(rp, r, p, body)
+	case r.Method == "POST" && p == "check-runs":
+		s.createCheckRun(rp, r, p, body)
+	case r.Method == "GET" && strings.HasPrefix(p, "compare/"):
+		s.compare(rp, r, p, body)
+	case strings.HasPrefix(p, "issues/comments/") && r.Method == "PATCH":
+		s.editComment(rp, r, p, body)
+	case strings.HasPrefix(p, "issues/") && strings.HasSuffix(p, "/comments"):
+		s.comments(rp, r, p, body)
+	default:
+		rp.notFound()
+	}
+}
+
+// reply writes a JSON answer.
+type reply struct{ w http.ResponseWriter }
+
+func (rp reply) write(code int, v any) {
+	rp.w.Header().Set("Content-Type", "application/json")
+	rp.w.WriteHeader(code)
+	json.NewEncoder(rp.w).Encode(v)
+}
+
+func (rp reply) notFound() { rp.write(http.StatusNotFound, map[string]string{"message": "Not Found"}) }
+
+func (s *Server) getRef(rp reply, r *http.Request, p string, body []byte) {
+	name := strings.TrimPrefix(p, "git/ref/")
+	sha, ok := s.Refs[name]
+	if !ok {
+		rp.notFound()
+		return
+	}
+	rp.write(200, map[string]any{"ref": "refs/" + name, "object": map[string]string{"sha": sha, "type": "commit"}})
+}
+
+func (s *Server) createRef(rp reply, r *http.Request, p string, body []byte) {
+	var in struct{ Ref, SHA string }
+	json.Unmarshal(body, &in)
+	name := strings.TrimPrefix(in.Ref, "refs/")
+	if _, ok := s.Refs[name]; ok {
+		rp.write(422, map[string]string{"message": "Reference already exists"})
+		return
+	}
+	s.Refs[name] = in.SHA
+	rp.write(201, map[string]any{"ref": in.Ref, "object": map[string]string{"sha": in.SHA}})
+}
+
+func (s *Server) updateRef(rp reply, r *http.Request, p string, body []byte) {
+	name := strings.TrimPrefix(p, "git/refs/")
+	var in struct {
+		SHA   string
+		Force bool
+	}
+	json.Unmarshal(body, &in)
+	if s.MoveBeforeUpdate > 0 {
+		s.MoveBeforeUpdate--
+		// Someone else pushed first.
+		old := s.commits[s.Refs[name]]
 		t := map[string]string{}
-		for k, v := range s.trees[in.BaseTree] {
+		for k, v := range s.trees[old.tree] {
 			t[k] = v
 		}
-		for _, e := range in.Tree {
-			switch {
-			case e.Content != nil:
-				b := hash("blob", *e.Content)
-				s.blobs[b] = *e.Content
-				t[e.Path] = b
-			case e.SHA != nil:
-				t[e.Path] = *e.SHA
-			default:
-				delete(t, e.Path)
+		b := hash("blob", "concurrent", fmt.Sprint(len(s.blobs)))
+		s.blobs[b] = "concurrent"
+		t[fmt.Sprintf("other/concurrent-%d.txt", len(s.blobs))] = b
+		ts := s.putTree(t)
+		cs := hash("commit", ts, s.Refs[name], "concurrent")
+		s.commits[cs] = commit{ts, s.Refs[name]}
+		s.Refs[name] = cs
+	}
+	cur := s.Refs[name]
+	if !in.Force && s.commits[in.SHA].parent != cur {
+		rp.write(422, map[string]string{"message": "Update is not a fast forward"})
+		return
+	}
+	s.Refs[name] = in.SHA
+	rp.write(200, map[string]any{"ref": "refs/" + name, "object": map[string]string{"sha": in.SHA}})
+}
+
+func (s *Server) getCommit(rp reply, r *http.Request, p string, body []byte) {
+	sha := strings.TrimPrefix(p, "git/commits/")
+	c, ok := s.commits[sha]
+	if !ok {
+		rp.notFound()
+		return
+	}
+	rp.write(200, map[string]any{"sha": sha, "tree": map[string]string{"sha": c.tree}})
+}
+
+func (s *Server) createCommit(rp reply, r *http.Request, p string, body []byte) {
+	var in struct {
+		Message string
+		Tree    string
+		Parents []string
+	}
+	json.Unmarshal(body, &in)
+	parent := ""
+	if len(in.Parents) > 0 {
+		parent = in.Parents[0]
+	}
+	sha := hash("commit", in.Tree, parent, in.Message, fmt.Sprint(len(s.commits)))
+	s.commits[sha] = commit{in.Tree, parent}
+	rp.write(201, map[string]any{"sha": sha, "tree": map[string]string{"sha": in.Tree}})
+}
+
+func (s *Server) getTree(rp reply, r *http.Request, p string, body []byte) {
+	sha := strings.TrimPrefix(p, "git/trees/")
+	t, ok := s.trees[sha]
+	if !ok {
+		rp.notFound()
+		return
+	}
+	var entries []map[string]string
+	for path, b := range t {
+		entries = append(entries, map[string]string{"path": path, "type": "blob", "sha": b, "mode": "100644"})
+	}
+	rp.write(200, map[string]any{"sha": sha, "tree": entries, "truncated": false})
+}
+
+func (s *Server) createTree(rp reply, r *http.Request, p string, body []byte) {
+	var in struct {
+		BaseTree string `json:"base_tree"`
+		Tree     []struct {
+			Path    string
+			SHA     *string
+			Content *string
+		}
+	}
+	json.Unmarshal(body, &in)
+	t := map[string]string{}
+	for k, v := range s.trees[in.BaseTree] {
+		t[k] = v
+	}
+	for _, e := range in.Tree {
+		switch {
+		case e.Content != nil:
+			b := hash("blob", *e.Content)
+			s.blobs[b] = *e.Content
+			t[e.Path] = b
+		case e.SHA != nil:
+			t[e.Path] = *e.SHA
+		default:
+			delete(t, e.Path)
+		}
+	}
+	rp.write(201, map[string]any{"sha": s.putTree(t)})
+}
+
+func (s *Server) getBlob(rp reply, r *http.Request, p string, body []byte) {
+	c, ok := s.blobs[strings.TrimPrefix(p, "git/blobs/")]
+	if !ok {
+		rp.notFound()
+		return
+	}
+	io.WriteString(rp.w, c)
+}
+
+func (s *Server) listPulls(rp reply, r *http.Request, p string, body []byte) {
+	head := r.URL.Query().Get("head") // "owner:branch"
+	var out []map[string]any
+	for _, pr := range s.Pulls {
+		owner, _, _ := strings.Cut(pr.HeadRepo, "/")
+		if head != "" && head != owner+":"+pr.HeadRef {
+			continue
+		}
+		out = append(out, map[string]any{"number": pr.Number, "state": "open",
+			"head": map[string]any{"ref": pr.HeadRef, "sha": pr.HeadSHA, "repo": map[string]any{"full_name": pr.HeadRepo}}})
+	}
+	rp.write(200, out)
+}
+
+func (s *Server) commitPulls(rp reply, r *http.Request, p string, body []byte) {
+	sha := strings.TrimSuffix(strings.TrimPrefix(p, "commits/"), "/pulls")
+	out := []map[string]any{}
+	for _, pr := range s.Pulls {
+		if pr.MergeSHA == sha {
+			var labels []map[string]string
+			for _, l := range pr.Labels {
+				labels = append(labels, map[string]string{"name": l})
 			}
+			out = append(out, map[string]any{"number": pr.Number, "labels": labels, "merge_commit_sha": sha})
 		}
-		write(201, map[string]any{"sha": s.putTree(t)})
-	case r.Method == "GET" && strings.HasPrefix(p, "git/blobs/"):
-		c, ok := s.blobs[strings.TrimPrefix(p, "git/blobs/")]
-		if !ok {
-			notFound()
-			return
-		}
-		io.WriteString(w, c)
-	case r.Method == "GET" && p == "pulls":
-		head := r.URL.Query().Get("head") // "owner:branch"
-		var out []map[string]any
-		for _, pr := range s.Pulls {
-			owner, _, _ := strings.Cut(pr.HeadRepo, "/")
-			if head != "" && head != owner+":"+pr.HeadRef {
-				continue
-			}
-			out = append(out, map[string]any{"number": pr.Number, "state": "open",
-				"head": map[string]any{"ref": pr.HeadRef, "sha": pr.HeadSHA, "repo": map[string]any{"full_name": pr.HeadRepo}}})
-		}
-		write(200, out)
-	case r.Method == "GET" && strings.HasPrefix(p, "commits/") && strings.HasSuffix(p, "/pulls"):
-		sha := strings.TrimSuffix(strings.TrimPrefix(p, "commits/"), "/pulls")
-		out := []map[string]any{}
-		for _, pr := range s.Pulls {
-			if pr.MergeSHA == sha {
-				var labels []map[string]string
-				for _, l := range pr.Labels {
-					labels = append(labels, map[string]string{"name": l})
-				}
-				out = append(out, map[string]any{"number": pr.Number, "labels": labels, "merge_commit_sha": sha})
-			}
-		}
-		write(200, out)
-	case r.Method == "POST" && p == "check-runs":
-		if s.ForbidWrites {
-			write(403, map[string]string{"message": "Resource not accessible by integration"})
-			return
-		}
-		var in map[string]any
-		json.Unmarshal(body, &in)
-		s.CheckRuns = append(s.CheckRuns, in)
-		write(201, map[string]any{"id": len(s.CheckRuns), "html_url": fmt.Sprintf("%s/checks/%d", s.URL, len(s.CheckRuns))})
-	case r.Method == "GET" && strings.HasPrefix(p, "compare/"):
-		write(200, map[string]any{"merge_base_commit": map[string]string{"sha": s.MergeBase}})
-	case strings.HasPrefix(p, "issues/comments/") && r.Method == "PATCH":
-		if s.ForbidWrites {
-			write(403, map[string]string{"message": "Resource not accessible by integration"})
-			return
-		}
-		id, _ := strconv.ParseInt(strings.TrimPrefix(p, "issues/comments/"), 10, 64)
-		var in struct{ Body string }
-		json.Unmarshal(body, &in)
-		for n, cs := range s.Comments {
-			for i := range cs {
-				if cs[i].ID == id {
-					s.Comments[n][i].Body = in.Body
-					write(200, s.Comments[n][i])
-					return
-				}
-			}
-		}
-		notFound()
-	case strings.HasPrefix(p, "issues/") && strings.HasSuffix(p, "/comments"):
-		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(p, "issues/"), "/comments"))
-		if err != nil {
-			notFound()
-			return
-		}
-		if r.Method == "POST" {
-			if s.ForbidWrites {
-				write(403, map[string]string{"message": "Resource not accessible by integration"})
+	}
+	rp.write(200, out)
+}
+
+func (s *Server) createCheckRun(rp reply, r *http.Request, p string, body []byte) {
+	if s.ForbidWrites {
+		rp.write(403, map[string]string{"message": "Resource not accessible by integration"})
+		return
+	}
+	var in map[string]any
+	json.Unmarshal(body, &in)
+	s.CheckRuns = append(s.CheckRuns, in)
+	rp.write(201, map[string]any{"id": len(s.CheckRuns), "html_url": fmt.Sprintf("%s/checks/%d", s.URL, len(s.CheckRuns))})
+}
+
+func (s *Server) compare(rp reply, r *http.Request, p string, body []byte) {
+	rp.write(200, map[string]any{"merge_base_commit": map[string]string{"sha": s.MergeBase}})
+}
+
+func (s *Server) editComment(rp reply, r *http.Request, p string, body []byte) {
+	if s.ForbidWrites {
+		rp.write(403, map[string]string{"message": "Resource not accessible by integration"})
+		return
+	}
+	id, _ := strconv.ParseInt(strings.TrimPrefix(p, "issues/comments/"), 10, 64)
+	var in struct{ Body string }
+	json.Unmarshal(body, &in)
+	for n, cs := range s.Comments {
+		for i := range cs {
+			if cs[i].ID == id {
+				s.Comments[n][i].Body = in.Body
+				rp.write(200, s.Comments[n][i])
 				return
 			}
-			var in struct{ Body string }
-			json.Unmarshal(body, &in)
-			s.nextID++
-			c := Comment{ID: s.nextID, Body: in.Body, URL: fmt.Sprintf("%s/pr/%d#c%d", s.URL, n, s.nextID)}
-			s.Comments[n] = append(s.Comments[n], c)
-			write(201, c)
+		}
+	}
+	rp.notFound()
+}
+
+func (s *Server) comments(rp reply, r *http.Request, p string, body []byte) {
+	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(p, "issues/"), "/comments"))
+	if err != nil {
+		rp.notFound()
+		return
+	}
+	if r.Method == "POST" {
+		if s.ForbidWrites {
+			rp.write(403, map[string]string{"message": "Resource not accessible by integration"})
 			return
 		}
-		per, _ := strconv.Atoi(r.URL.Query().Get("per_page"))
-		if per <= 0 {
-			per = 30
-		}
-		page, _ := strconv.Atoi(r.URL.Query().Get("page"))
-		if page <= 0 {
-			page = 1
-		}
-		all := s.Comments[n]
-		lo, hi := min((page-1)*per, len(all)), min(page*per, len(all))
-		if hi < len(all) {
-			w.Header().Set("Link", fmt.Sprintf(`<%s%s?per_page=%d&page=%d>; rel="next"`, s.URL, r.URL.Path, per, page+1))
-		}
-		write(200, all[lo:hi])
-	default:
-		notFound()
+		var in struct{ Body string }
+		json.Unmarshal(body, &in)
+		s.nextID++
+		c := Comment{ID: s.nextID, Body: in.Body, URL: fmt.Sprintf("%s/pr/%d#c%d", s.URL, n, s.nextID)}
+		s.Comments[n] = append(s.Comments[n], c)
+		rp.write(201, c)
+		return
 	}
+	per, _ := strconv.Atoi(r.URL.Query().Get("per_page"))
+	if per <= 0 {
+		per = 30
+	}
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	if page <= 0 {
+		page = 1
+	}
+	all := s.Comments[n]
+	lo, hi := min((page-1)*per, len(all)), min(page*per, len(all))
+	if hi < len(all) {
+		rp.w.Header().Set("Link", fmt.Sprintf(`<%s%s?per_page=%d&page=%d>; rel="next"`, s.URL, r.URL.Path, per, page+1))
+	}
+	rp.write(200, all[lo:hi])
 }
 
 // AddComments puts n filler comments on an issue.
