@@ -78,110 +78,139 @@ func Mean(xs []float64) float64 {
 
 // Simulate runs the load through an engine in virtual time, instantly.
 func Simulate(cfg Config, l Load) Outcome {
-	e := New(cfg)
+	o := newOffline(cfg, l)
+	o.run()
+	return o.outcome()
+}
+
+// emission is how many tokens one engine step emitted, and when.
+type emission struct {
+	t int64
+	n int
+}
+
+// offline is one Simulate: the requests, when each arrived, reached the
+// engine, and saw its first and last token, in virtual time.
+type offline struct {
+	l       Load
+	e       *Engine
+	fe      *Frontend
+	n       int
+	seqs    []*Seq
+	index   map[*Seq]int
+	arrival []int64
+	ready   []int64 // when request i reaches the engine's queue, through the front end
+	first   []int64
+	last    []int64
+	next    int   // the next request not yet arrived
+	queued  []int // arrived, not yet in the engine, in arrival order
+	emits   []emission
+	done    int
+}
+
+// newOffline lays out the requests: their lengths, and their arrivals
+// (a closed loop's first Concurrency at 0, the rest as slots free up; an
+// open loop's on Poisson gaps).
+func newOffline(cfg Config, l Load) *offline {
 	n := l.Requests
-	seqs := make([]*Seq, n)
-	arrival := make([]int64, n)
-	first := make([]int64, n)
-	last := make([]int64, n)
+	o := &offline{l: l, e: New(cfg), fe: NewFrontend(cfg), n: n, seqs: make([]*Seq, n), index: make(map[*Seq]int, n),
+		arrival: make([]int64, n), ready: make([]int64, n), first: make([]int64, n), last: make([]int64, n)}
 	lens := rand.New(rand.NewPCG(l.Seed, 0x0511))
-	for i := range seqs {
+	for i := range o.seqs {
 		osl := l.OSL
 		if l.OSLSpread > 0 {
 			osl += lens.IntN(2*l.OSLSpread+1) - l.OSLSpread
 		}
-		seqs[i] = &Seq{ISL: l.ISL, OSL: max(osl, 1)}
+		o.seqs[i] = &Seq{ISL: l.ISL, OSL: max(osl, 1)}
 		if l.Hashes != nil {
-			seqs[i].Hashes = l.Hashes(i)
+			o.seqs[i].Hashes = l.Hashes(i)
 		}
-		first[i] = -1
+		o.first[i] = -1
+		o.index[o.seqs[i]] = i
 	}
-	index := make(map[*Seq]int, n)
-	for i, s := range seqs {
-		index[s] = i
-	}
-	// A request arrives at arrival[i] and reaches the engine's queue at
-	// ready[i], through the front end.
-	fe := NewFrontend(cfg)
-	ready := make([]int64, n)
-	next := 0        // the next request not yet arrived
-	var queued []int // arrived, not yet in the engine, in arrival order
 	if l.Concurrency > 0 {
-		for ; next < min(l.Concurrency, n); next++ {
-			ready[next] = fe.Ready(0)
-			queued = append(queued, next) // all at t = 0
+		for ; o.next < min(l.Concurrency, n); o.next++ {
+			o.ready[o.next] = o.fe.Ready(0)
+			o.queued = append(o.queued, o.next) // all at t = 0
 		}
 	} else {
 		r := rand.New(rand.NewPCG(l.Seed, 0xa221))
 		t := 0.0
-		for i := range arrival {
-			arrival[i] = int64(t * 1e9)
+		for i := range o.arrival {
+			o.arrival[i] = int64(t * 1e9)
 			t += r.ExpFloat64() / l.Rate
 		}
 	}
+	return o
+}
+
+// run steps the engine until every request is done, jumping over idle
+// time to the next arrival.
+func (o *offline) run() {
+	l, e, n := o.l, o.e, o.n
 	var now int64
-	done := 0
-	type emission struct {
-		t int64
-		n int
-	}
-	var emits []emission
-	for done < n {
+	for o.done < n {
 		if l.Concurrency == 0 {
-			for next < n && arrival[next] <= now {
-				ready[next] = fe.Ready(arrival[next])
-				queued = append(queued, next)
-				next++
+			for o.next < n && o.arrival[o.next] <= now {
+				o.ready[o.next] = o.fe.Ready(o.arrival[o.next])
+				o.queued = append(o.queued, o.next)
+				o.next++
 			}
 		}
 		k := 0
-		for ; k < len(queued) && ready[queued[k]] <= now; k++ {
-			i := queued[k]
-			seqs[i].Arrival = arrival[i]
-			e.Add(seqs[i])
+		for ; k < len(o.queued) && o.ready[o.queued[k]] <= now; k++ {
+			i := o.queued[k]
+			o.seqs[i].Arrival = o.arrival[i]
+			e.Add(o.seqs[i])
 		}
-		queued = queued[k:]
+		o.queued = o.queued[k:]
 		if e.Idle() {
 			// Jump to the next request's reaching the engine.
-			if len(queued) > 0 {
-				now = ready[queued[0]]
+			if len(o.queued) > 0 {
+				now = o.ready[o.queued[0]]
 				continue
 			}
-			if next < n && l.Concurrency == 0 {
-				now = arrival[next]
+			if o.next < n && l.Concurrency == 0 {
+				now = o.arrival[o.next]
 				continue
 			}
 			break
 		}
 		dur, emitted, finished := e.Step()
 		now += dur
-		emits = append(emits, emission{now, len(emitted)})
+		o.emits = append(o.emits, emission{now, len(emitted)})
 		for _, s := range emitted {
-			i := index[s]
-			if first[i] < 0 {
-				first[i] = now
+			i := o.index[s]
+			if o.first[i] < 0 {
+				o.first[i] = now
 			}
-			last[i] = now
+			o.last[i] = now
 		}
 		for range finished {
-			done++
-			if l.Concurrency > 0 && next < n {
-				arrival[next] = now
-				ready[next] = fe.Ready(now)
-				queued = append(queued, next)
-				next++
+			o.done++
+			if l.Concurrency > 0 && o.next < n {
+				o.arrival[o.next] = now
+				o.ready[o.next] = o.fe.Ready(now)
+				o.queued = append(o.queued, o.next)
+				o.next++
 			}
 		}
 	}
-	var o Outcome
+}
+
+// outcome is what the run measured, the first Warmup requests left out
+// of the latencies and the throughput.
+func (o *offline) outcome() Outcome {
+	l, n, seqs, first, last, arrival := o.l, o.n, o.seqs, o.first, o.last, o.arrival
+	var out Outcome
 	w := min(max(l.Warmup, 0), n-1)
 	for i, s := range seqs {
 		if first[i] < 0 || i < w {
 			continue
 		}
-		o.TTFTms = append(o.TTFTms, float64(first[i]-arrival[i])/1e6)
+		out.TTFTms = append(out.TTFTms, float64(first[i]-arrival[i])/1e6)
 		if s.Generated > 1 {
-			o.ITLms = append(o.ITLms, float64(last[i]-first[i])/1e6/float64(s.Generated-1))
+			out.ITLms = append(out.ITLms, float64(last[i]-first[i])/1e6/float64(s.Generated-1))
 		}
 	}
 	if l.Concurrency > 0 {
@@ -193,16 +222,16 @@ func Simulate(cfg Config, l Load) Outcome {
 			}
 		}
 		if lat > 0 {
-			o.TokensPerSec = float64(min(l.Concurrency, n)) * toks / lat * 1e9
+			out.TokensPerSec = float64(min(l.Concurrency, n)) * toks / lat * 1e9
 		}
 	} else if from, to := arrival[w], arrival[n-1]; to > from {
 		var toks int64
-		for _, em := range emits {
+		for _, em := range o.emits {
 			if em.t > from && em.t <= to {
 				toks += int64(em.n)
 			}
 		}
-		o.TokensPerSec = float64(toks) / (float64(to-from) / 1e9)
+		out.TokensPerSec = float64(toks) / (float64(to-from) / 1e9)
 	}
 	var end int64
 	var toks int64
@@ -213,9 +242,9 @@ func Simulate(cfg Config, l Load) Outcome {
 		}
 	}
 	if d := float64(end-arrival[0]) / 1e9; d > 0 {
-		o.RequestsPerSec = float64(done) / d
-		o.WholeTokensPerSec = float64(toks) / d
+		out.RequestsPerSec = float64(o.done) / d
+		out.WholeTokensPerSec = float64(toks) / d
 	}
-	o.Stats = e.Stats()
-	return o
+	out.Stats = o.e.Stats()
+	return out
 }
