@@ -78,15 +78,3 @@ func Split(c, n int) []int {
 	}
 	return out
 }
-
-// Assign gives each of count requests to a worker in proportion to its
-// weight, interleaved (schedule.RoundRobin), so every worker's share is
-// spread over the whole plan. It returns worker indices per request.
-func Assign(count int, weights []int) []int {
-	rr := schedule.NewRoundRobin(weights)
-	out := make([]int, count)
-	for i := range out {
-		out[i] = rr.Next()
-	}
-	return out
-}
