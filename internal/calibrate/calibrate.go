@@ -5,13 +5,11 @@
 package calibrate
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"io"
 	"math"
 	"net/http"
@@ -21,8 +19,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/proc"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/controller"
@@ -175,7 +175,7 @@ func startServe(ctx context.Context, ttft, itl time.Duration, maxLen int) (strin
 	}
 	cmd := exec.Command(exe, "serve", "--port", "0", "--ttft", ttft.String(), "--itl", itl.String(), "--max-output", strconv.Itoa(max(maxLen, 256)))
 	cmd.Env = append(os.Environ(), controller.RoleEnv+"=serve")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	proc.Child(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return "", nil, err
@@ -184,23 +184,12 @@ func startServe(ctx context.Context, ttft, itl time.Duration, maxLen int) (strin
 		return "", nil, fmt.Errorf("start the simulator: %w", err)
 	}
 	stop := func() { cmd.Process.Kill(); cmd.Wait() }
-	lines := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		lines <- line
-		io.Copy(io.Discard, out)
-	}()
-	select {
-	case line := <-lines:
-		if i := strings.Index(line, "http://"); i >= 0 {
-			return strings.TrimSpace(line[i:]), stop, nil
-		}
+	url, err := proc.ReadyLine(out, "http://", 10*time.Second)
+	if err != nil {
 		stop()
-		return "", nil, fmt.Errorf("the simulator printed %q", line)
-	case <-time.After(10 * time.Second):
-		stop()
-		return "", nil, errors.New("the simulator did not start within 10 s")
+		return "", nil, fmt.Errorf("the simulator did not start: %w", err)
 	}
+	return url, stop, nil
 }
 
 // Run calibrates: each step of steps (then doubling while within the

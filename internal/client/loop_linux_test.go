@@ -18,12 +18,6 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
-const chunkPrefix = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[`
-
-func sseEvent(word string) string {
-	return chunkPrefix + `{"index":0,"delta":{"content":"` + word + `"},"finish_reason":null}]}` + "\n\n"
-}
-
 // sseBody is n content events, a usage event and, if done, [DONE].
 func sseBody(n int, done bool) string {
 	var b strings.Builder

@@ -18,11 +18,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/go-zeromq/zmq4"
 
+	"github.com/aiperf-action/aiperf-action/internal/proc"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/wire"
 )
@@ -145,7 +145,7 @@ func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, 
 		cmd.Env = append(os.Environ(), RoleEnv+"=worker")
 		cmd.Stdout = logs
 		cmd.Stderr = logs
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+		proc.Child(cmd)
 		if err := cmd.Start(); err != nil {
 			killAll(peers)
 			return out, fmt.Errorf("start worker %d: %w", i, err)

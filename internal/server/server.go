@@ -21,6 +21,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/proc"
 )
 
 // Config says how to start and probe a server.
@@ -60,7 +62,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s.cmd = exec.Command(argv[0], argv[1:]...)
 	s.cmd.Stdout, s.cmd.Stderr = out, out
 	s.cmd.Env = append(WithoutSecrets(os.Environ()), cfg.Env...)
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	proc.Child(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("server-command %q: %w", argv[0], err)
 	}
@@ -157,13 +159,13 @@ func (s *Server) PID() int { return s.cmd.Process.Pid }
 func (s *Server) Stop() {
 	s.once.Do(func() {
 		pgid := s.cmd.Process.Pid
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		_ = proc.Signal(pgid, syscall.SIGTERM)
 		select {
 		case <-s.exited:
 		case <-time.After(5 * time.Second):
 		}
 		// Whatever the leader did, children may linger: the group goes.
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = proc.Signal(pgid, syscall.SIGKILL)
 		<-s.exited
 	})
 }

@@ -1,0 +1,7 @@
+package proc
+
+import "syscall"
+
+func attr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
