@@ -104,9 +104,6 @@ func (p *Profile) checkDataset(bad badf) {
 	if p.CustomDatasetType != "" && p.InputFile == "" {
 		bad("--custom-dataset-type %s needs --input-file", p.CustomDatasetType)
 	}
-	if _, err := ParseSeqDist(p.SeqDist); err != nil {
-		bad("%v", err)
-	}
 	if _, err := tokenizer.Load(p.Tokenizer, p.TokenizerRevision); err != nil {
 		bad("%v", err)
 	}

@@ -6,6 +6,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -22,154 +23,201 @@ const (
 	EndpointCompletions = endpoint.TypeCompletions
 )
 
-// Profile is one load profile: what to send, where, and how hard.
+// Profile is one load profile: what to send, where, and how hard. Its
+// groups are embedded, so each flag's field is read as p.Concurrency
+// whichever group holds it (Bind binds AIPerf's flag names). The JSON names are
+// the profile's own wire schema (wire.PlanSpec carries it to the workers),
+// not its Go names.
 type Profile struct {
-	Model string // -m/--model: the model name put in every request
-	URL   string // -u/--url: server base URL (scheme optional)
+	Target    `json:"target"`
+	Load      `json:"load"`
+	Dataset   `json:"dataset"`
+	Sessions  `json:"sessions"`
+	Synthetic `json:"synthetic"`
+	Tokens    `json:"tokens"`
+	Output    `json:"output"`
+
+	Seed    uint64 `json:"seed"`     // --random-seed
+	SeedSet bool   `json:"seed_set"` // whether Seed was given; when not, one is drawn and stored
+	// Repeat is the gate's repeat index (1..R; 0 for a lone run): each
+	// repeat sends its own prompts, with the same lengths, arrivals and
+	// shape, so a server's prefix cache never serves one repeat from another.
+	Repeat int `json:"repeat"`
+}
+
+// Target is where requests go and what each one is: the model, the
+// servers, the endpoint type and its codec's settings, and what every
+// request carries.
+type Target struct {
+	Model string `json:"model"` // -m/--model: the model name put in every request
+	URL   string `json:"url"`   // -u/--url: server base URL (scheme optional)
 	// MoreURLs are the servers of further --url flags; with URLStrategy
 	// (round_robin) request i goes to URL i mod n.
-	MoreURLs     []string
-	URLStrategy  string
-	Endpoint     string // --endpoint: custom path; default from EndpointType
-	EndpointType string // --endpoint-type: chat | completions | … (endpoint.Types)
+	MoreURLs     []string `json:"more_urls"`
+	URLStrategy  string   `json:"url_strategy"`
+	Endpoint     string   `json:"endpoint"`      // --endpoint: custom path; default from EndpointType
+	EndpointType string   `json:"endpoint_type"` // --endpoint-type: chat | completions | … (endpoint.Types)
 	// RequestTemplate and ResponseField are the template endpoint type's:
 	// the request body's Go template (--request-template; "@file" reads
 	// a file, which Validate puts in its place) and the field path of the
 	// answer's text (--response-field).
-	RequestTemplate string
-	ResponseField   string
-	Streaming       bool // --streaming
+	RequestTemplate       string   `json:"request_template"`
+	ResponseField         string   `json:"response_field"`
+	Streaming             bool     `json:"streaming"`               // --streaming
+	ExtraInputs           []string `json:"extra_inputs"`            // --extra-inputs key:value, repeatable
+	Headers               []string `json:"headers"`                 // -H/--header "Name: value", repeatable
+	APIKey                string   `json:"api_key"`                 // --api-key, sent as a bearer token
+	RequestTimeoutSeconds float64  `json:"request_timeout_seconds"` // --request-timeout-seconds
+}
 
-	Concurrency     int  // --concurrency: in-flight requests (closed loop), or the ceiling of an open loop
-	ConcurrencySet  bool // whether --concurrency was given (with a rate it then caps in-flight requests)
-	RequestCount    int  // --request-count
-	RequestCountSet bool
+// Load is how hard and for how long: the loop (concurrency or a rate),
+// the stop conditions, warmup, ramps, cancellations and users.
+type Load struct {
+	Concurrency             int     `json:"concurrency"`     // --concurrency: in-flight requests (closed loop), or the ceiling of an open loop
+	ConcurrencySet          bool    `json:"concurrency_set"` // whether --concurrency was given (with a rate it then caps in-flight requests)
+	RequestCount            int     `json:"request_count"`   // --request-count
+	RequestCountSet         bool    `json:"request_count_set"`
+	RequestRate             float64 `json:"request_rate"`              // --request-rate: open loop, requests per second
+	ArrivalPattern          string  `json:"arrival_pattern"`           // --arrival-pattern: constant | poisson | gamma
+	ArrivalSmoothness       float64 `json:"arrival_smoothness"`        // --arrival-smoothness: gamma shape k (1 = Poisson)
+	BenchmarkDuration       float64 `json:"benchmark_duration"`        // --benchmark-duration, seconds; replaces --request-count
+	GracePeriod             float64 `json:"grace_period"`              // --benchmark-grace-period, seconds
+	WarmupRequestCount      int     `json:"warmup_request_count"`      // --warmup-request-count
+	WarmupDuration          float64 `json:"warmup_duration"`           // --warmup-duration, seconds
+	WarmupConcurrency       int     `json:"warmup_concurrency"`        // --warmup-concurrency; default --concurrency
+	WarmupRequestRate       float64 `json:"warmup_request_rate"`       // --warmup-request-rate; default --request-rate
+	RateRampDuration        float64 `json:"rate_ramp_duration"`        // --request-rate-ramp-duration, seconds
+	ConcurrencyRampDuration float64 `json:"concurrency_ramp_duration"` // --concurrency-ramp-duration, seconds
+	CancellationRate        float64 `json:"cancellation_rate"`         // --request-cancellation-rate, percent of requests
+	CancellationDelay       float64 `json:"cancellation_delay"`        // --request-cancellation-delay, seconds after sending
+	PrefillConcurrency      int     `json:"prefill_concurrency"`       // --prefill-concurrency: requests at once between send and first token (0: no limit)
+	NumUsers                int     `json:"num_users"`                 // --num-users: users of --user-centric-rate, each one session at a time
+	UserCentricRate         float64 `json:"user_centric_rate"`         // --user-centric-rate: requests/s over all users; a user's turns are num-users/rate apart
+}
 
-	RequestRate       float64 // --request-rate: open loop, requests per second
-	ArrivalPattern    string  // --arrival-pattern: constant | poisson | gamma
-	ArrivalSmoothness float64 // --arrival-smoothness: gamma shape k (1 = Poisson)
+// Dataset is an input file: its kind, how its prompts are taken, and how
+// a trace is replayed.
+type Dataset struct {
+	InputFile                string  `json:"input_file"`                  // --input-file: JSONL prompts (and timestamps for a fixed schedule)
+	CustomDatasetType        string  `json:"custom_dataset_type"`         // --custom-dataset-type: "" (plain JSONL) or mooncake_trace
+	DatasetSampling          string  `json:"dataset_sampling"`            // --dataset-sampling-strategy: sequential (default), shuffle, random
+	PublicDataset            string  `json:"public_dataset"`              // --public-dataset: sharegpt, read from --input-file (nothing is downloaded)
+	ISLBlockSize             int     `json:"isl_block_size"`              // --isl-block-size: tokens per hash_ids block of a trace (0: the type's, see BlockSize)
+	FixedSchedule            bool    `json:"fixed_schedule"`              // --fixed-schedule: send at the file's timestamps
+	FixedScheduleAutoOffset  bool    `json:"fixed_schedule_auto_offset"`  // --fixed-schedule-auto-offset: first timestamp becomes 0
+	FixedScheduleStartOffset int     `json:"fixed_schedule_start_offset"` // --fixed-schedule-start-offset, ms: skip earlier timestamps
+	FixedScheduleEndOffset   int     `json:"fixed_schedule_end_offset"`   // --fixed-schedule-end-offset, ms: skip later timestamps (0: none)
+	SynthesisSpeedupRatio    float64 `json:"synthesis_speedup_ratio"`     // --synthesis-speedup-ratio: a trace's timestamps divided by this (0: 1)
+	SynthesisMaxISL          int     `json:"synthesis_max_isl"`           // --synthesis-max-isl: a trace's requests with more input tokens are left out
+	SynthesisMaxOSL          int     `json:"synthesis_max_osl"`           // --synthesis-max-osl: a trace's output lengths capped at this
+	NumDatasetEntries        int     `json:"num_dataset_entries"`         // --num-dataset-entries: prompts cycled by duration-bound closed loops
+}
 
-	BenchmarkDuration float64 // --benchmark-duration, seconds; replaces --request-count
-	GracePeriod       float64 // --benchmark-grace-period, seconds
+// Sessions are multi-turn conversations: synthetic ones' turns and
+// delays, and each session's own context.
+type Sessions struct {
+	ConversationNum         int     `json:"conversation_num"`           // --conversation-num: synthetic multi-turn sessions (0: single-turn requests)
+	ConversationTurnMean    float64 `json:"conversation_turn_mean"`     // --conversation-turn-mean: turns per session (≥ 1)
+	ConversationTurnStddev  float64 `json:"conversation_turn_stddev"`   // --conversation-turn-stddev
+	TurnDelayMean           float64 `json:"turn_delay_mean"`            // --conversation-turn-delay-mean, ms after a turn's response
+	TurnDelayStddev         float64 `json:"turn_delay_stddev"`          // --conversation-turn-delay-stddev, ms
+	TurnDelayRatio          float64 `json:"turn_delay_ratio"`           // --conversation-turn-delay-ratio: every delay times this (0: 1)
+	UserContextPromptLength int     `json:"user_context_prompt_length"` // --user-context-prompt-length: tokens of a context unique to each session, before its first turn
+}
 
-	WarmupRequestCount int     // --warmup-request-count
-	WarmupDuration     float64 // --warmup-duration, seconds
-	WarmupConcurrency  int     // --warmup-concurrency; default --concurrency
-	WarmupRequestRate  float64 // --warmup-request-rate; default --request-rate
-
-	RateRampDuration        float64 // --request-rate-ramp-duration, seconds
-	ConcurrencyRampDuration float64 // --concurrency-ramp-duration, seconds
-
-	CancellationRate  float64 // --request-cancellation-rate, percent of requests
-	CancellationDelay float64 // --request-cancellation-delay, seconds after sending
-
-	InputFile                string  // --input-file: JSONL prompts (and timestamps for a fixed schedule)
-	CustomDatasetType        string  // --custom-dataset-type: "" (plain JSONL) or mooncake_trace
-	DatasetSampling          string  // --dataset-sampling-strategy: sequential (default), shuffle, random
-	PublicDataset            string  // --public-dataset: sharegpt, read from --input-file (nothing is downloaded)
-	ISLBlockSize             int     // --isl-block-size: tokens per hash_ids block of a trace (0: the type's, see BlockSize)
-	FixedSchedule            bool    // --fixed-schedule: send at the file's timestamps
-	FixedScheduleAutoOffset  bool    // --fixed-schedule-auto-offset: first timestamp becomes 0
-	FixedScheduleStartOffset int     // --fixed-schedule-start-offset, ms: skip earlier timestamps
-	FixedScheduleEndOffset   int     // --fixed-schedule-end-offset, ms: skip later timestamps (0: none)
-	SynthesisSpeedupRatio    float64 // --synthesis-speedup-ratio: a trace's timestamps divided by this (0: 1)
-	SynthesisMaxISL          int     // --synthesis-max-isl: a trace's requests with more input tokens are left out
-	SynthesisMaxOSL          int     // --synthesis-max-osl: a trace's output lengths capped at this
-	ConversationNum          int     // --conversation-num: synthetic multi-turn sessions (0: single-turn requests)
-	ConversationTurnMean     float64 // --conversation-turn-mean: turns per session (≥ 1)
-	ConversationTurnStddev   float64 // --conversation-turn-stddev
-	TurnDelayMean            float64 // --conversation-turn-delay-mean, ms after a turn's response
-	TurnDelayStddev          float64 // --conversation-turn-delay-stddev, ms
-	TurnDelayRatio           float64 // --conversation-turn-delay-ratio: every delay times this (0: 1)
-	UserContextPromptLength  int     // --user-context-prompt-length: tokens of a context unique to each session, before its first turn
-	PrefillConcurrency       int     // --prefill-concurrency: requests at once between send and first token (0: no limit)
-	NumUsers                 int     // --num-users: users of --user-centric-rate, each one session at a time
-	UserCentricRate          float64 // --user-centric-rate: requests/s over all users; a user's turns are num-users/rate apart
-	NumDatasetEntries        int     // --num-dataset-entries: prompts cycled by duration-bound closed loops
+// Synthetic is the shape of generated prompts: their lengths, shared
+// prefixes and system prompt, images, audio and rankings requests.
+type Synthetic struct {
 	// Synthetic rankings requests (a rankings endpoint without an input
 	// file): passages a query, and tokens of each passage and query,
 	// normal and rounded (AIPerf's --rankings-* flags and defaults).
-	RankingsPassagesMean, RankingsPassagesStddev           int
-	RankingsPassageTokensMean, RankingsPassageTokensStddev int
-	RankingsQueryTokensMean, RankingsQueryTokensStddev     int
+	RankingsPassagesMean        int `json:"rankings_passages_mean"`
+	RankingsPassagesStddev      int `json:"rankings_passages_stddev"`
+	RankingsPassageTokensMean   int `json:"rankings_passage_tokens_mean"`
+	RankingsPassageTokensStddev int `json:"rankings_passage_tokens_stddev"`
+	RankingsQueryTokensMean     int `json:"rankings_query_tokens_mean"`
+	RankingsQueryTokensStddev   int `json:"rankings_query_tokens_stddev"`
 	// Synthetic images (AIPerf's --image-* flags): each request's prompt
 	// with ImageBatchSize images of a normal width and height, in
 	// ImageFormat; none while the width or height mean is 0.
-	ImageWidthMean, ImageWidthStddev   float64
-	ImageHeightMean, ImageHeightStddev float64
-	ImageFormat                        string // png, jpeg or random
-	ImageBatchSize                     int
+	ImageWidthMean    float64 `json:"image_width_mean"`
+	ImageWidthStddev  float64 `json:"image_width_stddev"`
+	ImageHeightMean   float64 `json:"image_height_mean"`
+	ImageHeightStddev float64 `json:"image_height_stddev"`
+	ImageFormat       string  `json:"image_format"` // png, jpeg or random
+	ImageBatchSize    int     `json:"image_batch_size"`
 	// Synthetic audio (AIPerf's --audio-* flags): AudioBatchSize clips a
 	// request of a normal length in seconds, WAV, a sample rate and depth
 	// drawn from the lists; none while the length mean is 0.
-	AudioLengthMean, AudioLengthStddev float64
-	AudioFormat                        string
-	AudioSampleRates                   []float64 // kHz
-	AudioDepths                        []int     // bits
-	AudioChannels                      int
-	AudioBatchSize                     int
+	AudioLengthMean          float64   `json:"audio_length_mean"`
+	AudioLengthStddev        float64   `json:"audio_length_stddev"`
+	AudioFormat              string    `json:"audio_format"`
+	AudioSampleRates         []float64 `json:"audio_sample_rates"` // kHz
+	AudioDepths              []int     `json:"audio_depths"`       // bits
+	AudioChannels            int       `json:"audio_channels"`
+	AudioBatchSize           int       `json:"audio_batch_size"`
+	SeqDist                  string    `json:"seq_dist"`                    // --sequence-distribution / --seq-dist: "isl[|std],osl[|std]:weight;..."
+	NumPrefixPrompts         int       `json:"num_prefix_prompts"`          // --num-prefix-prompts: a pool of this many prefixes, one before each prompt
+	PrefixPromptLength       int       `json:"prefix_prompt_length"`        // --prefix-prompt-length: tokens in each prefix
+	SharedSystemPromptLength int       `json:"shared_system_prompt_length"` // --shared-system-prompt-length: one system prompt of this many tokens for every request
+	ISLMean                  int       `json:"isl_mean"`                    // --synthetic-input-tokens-mean / --isl
+	ISLStddev                float64   `json:"isl_stddev"`                  // --synthetic-input-tokens-stddev
+	OSLMean                  int       `json:"osl_mean"`                    // --output-tokens-mean / --osl; 0 leaves max_tokens unset
+	OSLStddev                float64   `json:"osl_stddev"`                  // --output-tokens-stddev
+}
 
-	Tokenizer                string // --tokenizer: "" (builtin o200k_base), a tokenizer.json, or ORG/NAME in the local HF cache
-	TokenizerRevision        string // --tokenizer-revision: the cached snapshot of an ORG/NAME
-	TokenizerTrustRemoteCode bool   // --tokenizer-trust-remote-code: accepted, no effect (no code is run)
+// Tokens is how lengths are counted.
+type Tokens struct {
+	Tokenizer                string `json:"tokenizer"`                   // --tokenizer: "" (builtin o200k_base), a tokenizer.json, or ORG/NAME in the local HF cache
+	TokenizerRevision        string `json:"tokenizer_revision"`          // --tokenizer-revision: the cached snapshot of an ORG/NAME
+	TokenizerTrustRemoteCode bool   `json:"tokenizer_trust_remote_code"` // --tokenizer-trust-remote-code: accepted, no effect (no code is run)
+	UseServerTokenCount      bool   `json:"use_server_token_count"`      // --use-server-token-count: ISL/OSL from the server's usage
+}
 
-	UseServerTokenCount bool     // --use-server-token-count: ISL/OSL from the server's usage
-	ServerMetrics       []string // --server-metrics URL..., scraped during the run
-	NoServerMetrics     bool     // --no-server-metrics: don't probe <url>/metrics
-
-	SeqDist string // --sequence-distribution / --seq-dist: "isl[|std],osl[|std]:weight;..."
-
-	NumPrefixPrompts         int     // --num-prefix-prompts: a pool of this many prefixes, one before each prompt
-	PrefixPromptLength       int     // --prefix-prompt-length: tokens in each prefix
-	SharedSystemPromptLength int     // --shared-system-prompt-length: one system prompt of this many tokens for every request
-	ISLMean                  int     // --synthetic-input-tokens-mean / --isl
-	ISLStddev                float64 // --synthetic-input-tokens-stddev
-	OSLMean                  int     // --output-tokens-mean / --osl; 0 leaves max_tokens unset
-	OSLStddev                float64 // --output-tokens-stddev
-
-	ExtraInputs []string // --extra-inputs key:value, repeatable
-	Headers     []string // -H/--header "Name: value", repeatable
-	APIKey      string   // --api-key, sent as a bearer token
-
-	Seed    uint64 // --random-seed
-	SeedSet bool   // whether Seed was given; when not, one is drawn and stored
-	// Repeat is the gate's repeat index (1..R; 0 for a lone run): each
-	// repeat sends its own prompts, with the same lengths, arrivals and
-	// shape, so a server's prefix cache never serves one repeat from another.
-	Repeat int
-
-	RequestTimeoutSeconds float64 // --request-timeout-seconds
-	ArtifactDir           string  // --artifact-dir
-	Goodput               string  // --goodput "metric:value ..."
-	Workers               int     // --workers; 0 picks a default from CPUs and concurrency
-	MaxErrorRate          float64 // --max-error-rate, percent of requests
-	SliceDuration         float64 // --slice-duration: seconds per metrics window
+// Output is what a run writes and how it is judged on its own.
+type Output struct {
+	ServerMetrics   []string `json:"server_metrics"`    // --server-metrics URL..., scraped during the run
+	NoServerMetrics bool     `json:"no_server_metrics"` // --no-server-metrics: don't probe <url>/metrics
+	ArtifactDir     string   `json:"artifact_dir"`      // --artifact-dir
+	Goodput         string   `json:"goodput"`           // --goodput "metric:value ..."
+	Workers         int      `json:"workers"`           // --workers; 0 picks a default from CPUs and concurrency
+	MaxErrorRate    float64  `json:"max_error_rate"`    // --max-error-rate, percent of requests
+	SliceDuration   float64  `json:"slice_duration"`    // --slice-duration: seconds per metrics window
 }
 
 // DefaultProfile holds AIPerf's defaults where AIPerf has one.
 var DefaultProfile = Profile{
-	EndpointType:          EndpointChat,
-	Concurrency:           1,
-	RequestCount:          10,
-	ISLMean:               550,
-	RequestTimeoutSeconds: 600,
-	MaxErrorRate:          10,
-	SliceDuration:         5,
-	ArrivalPattern:        "poisson",
-	ArrivalSmoothness:     1,
-	GracePeriod:           30,
-	NumDatasetEntries:     100,
-
-	ImageFormat:               "png",
-	ImageBatchSize:            1,
-	AudioFormat:               "wav",
-	AudioSampleRates:          []float64{16},
-	AudioDepths:               []int{16},
-	AudioChannels:             1,
-	AudioBatchSize:            1,
-	RankingsPassagesMean:      1,
-	RankingsPassageTokensMean: 550,
-	RankingsQueryTokensMean:   550,
+	Target: Target{
+		EndpointType:          EndpointChat,
+		RequestTimeoutSeconds: 600,
+	},
+	Load: Load{
+		Concurrency:       1,
+		RequestCount:      10,
+		ArrivalPattern:    "poisson",
+		ArrivalSmoothness: 1,
+		GracePeriod:       30,
+	},
+	Dataset: Dataset{
+		NumDatasetEntries: 100,
+	},
+	Synthetic: Synthetic{
+		ISLMean:                   550,
+		ImageFormat:               "png",
+		ImageBatchSize:            1,
+		AudioFormat:               "wav",
+		AudioSampleRates:          []float64{16},
+		AudioDepths:               []int{16},
+		AudioChannels:             1,
+		AudioBatchSize:            1,
+		RankingsPassagesMean:      1,
+		RankingsPassageTokensMean: 550,
+		RankingsQueryTokensMean:   550,
+	},
+	Output: Output{
+		MaxErrorRate:  10,
+		SliceDuration: 5,
+	},
 }
 
 // transcription reports the audio_transcription endpoint type.
@@ -271,14 +319,33 @@ func (p *Profile) Ceiling() int {
 	return p.Concurrency
 }
 
+// Resolved is what Resolve parsed of a profile, once: a run reads these,
+// not the flags' text again.
+type Resolved struct {
+	Targets []string // every --url's full URL, in order (the first is -u/--url's)
+	Headers [][2]string
+	SLOs    []metrics.SLO
+	Extra   map[string]json.RawMessage
+	Mix     []dataset.Bucket // --sequence-distribution's buckets (none: one normal each)
+}
+
 // Validate reports every problem with p at once, each naming its flag.
 func (p *Profile) Validate() error {
+	_, err := p.Resolve()
+	return err
+}
+
+// Resolve checks every field of p at once, each problem naming its flag,
+// and returns what it parsed (nil with the errors).
+func (p *Profile) Resolve() (*Resolved, error) {
+	var r Resolved
+	var err error
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if strings.TrimSpace(p.Model) == "" {
 		bad("-m/--model is required")
 	}
-	if _, err := p.TargetURLs(); err != nil {
+	if r.Targets, err = p.TargetURLs(); err != nil {
 		bad("-u/--url: %v", err)
 	}
 	if p.URLStrategy != "" && p.URLStrategy != "round_robin" {
@@ -344,16 +411,19 @@ func (p *Profile) Validate() error {
 	if p.OSLStddev < 0 {
 		bad("--output-tokens-stddev %g: must not be negative", p.OSLStddev)
 	}
-	if _, err := ParseExtraInputs(p.ExtraInputs); err != nil {
+	if r.Extra, err = ParseExtraInputs(p.ExtraInputs); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := ParseHeaders(p.Headers); err != nil {
+	if r.Headers, err = ParseHeaders(p.Headers); err != nil {
 		errs = append(errs, err)
 	}
 	if !(p.RequestTimeoutSeconds > 0) {
 		bad("--request-timeout-seconds %g: must be positive", p.RequestTimeoutSeconds)
 	}
-	if _, err := metrics.ParseGoodput(p.Goodput); err != nil {
+	if r.SLOs, err = metrics.ParseGoodput(p.Goodput); err != nil {
+		errs = append(errs, err)
+	}
+	if r.Mix, err = ParseSeqDist(p.SeqDist); err != nil {
 		errs = append(errs, err)
 	}
 	if p.Workers < 0 {
@@ -365,5 +435,8 @@ func (p *Profile) Validate() error {
 	if !(p.SliceDuration > 0) {
 		bad("--slice-duration %g: must be positive", p.SliceDuration)
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &r, nil
 }

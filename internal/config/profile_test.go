@@ -51,14 +51,14 @@ func TestTargetURL(t *testing.T) {
 		{"[::1]:8000", EndpointChat, "", "http://[::1]:8000/v1/chat/completions"},
 	}
 	for _, c := range cases {
-		p := Profile{URL: c.url, EndpointType: c.typ, Endpoint: c.endpoint}
+		p := Profile{Target: Target{URL: c.url, EndpointType: c.typ, Endpoint: c.endpoint}}
 		got, err := p.TargetURL()
 		if err != nil || got != c.want {
 			t.Errorf("TargetURL(%q, --endpoint %q) = %q, %v; want %q", c.url, c.endpoint, got, err, c.want)
 		}
 	}
 	for _, bad := range []string{"ftp://h", "http://", "http://h/#x", ""} {
-		if got, err := (&Profile{URL: bad, EndpointType: EndpointChat}).TargetURL(); err == nil {
+		if got, err := (&Profile{Target: Target{URL: bad, EndpointType: EndpointChat}}).TargetURL(); err == nil {
 			t.Errorf("TargetURL(%q) = %q, want an error", bad, got)
 		}
 	}

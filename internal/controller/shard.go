@@ -28,7 +28,7 @@ func Shards(plan *schedule.Plan, p *config.Profile, base wire.ShardSpec, workers
 	for i := range shards {
 		s := base
 		s.Phases = nil
-		s.Plan = &wire.PlanSpec{Profile: p, Seed: plan.Seed, InputDigest: plan.InputDigest}
+		s.Plan = &wire.PlanSpec{Schema: wire.PlanSchema, Profile: p, Seed: plan.Seed, InputDigest: plan.InputDigest}
 		if plan.Tokenizer != nil {
 			s.Plan.Tokenizer = plan.Tokenizer.Digest()
 		}

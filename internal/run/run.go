@@ -73,10 +73,11 @@ type Result struct {
 // Measured with calibrate on a 2-core machine shared with the simulator,
 // one worker process beat two at 512 and at 2048 streams: extra processes
 // only add contention when the cores are already full.
-func DefaultWorkers(p *config.Profile) int {
-	streams := p.Ceiling()
+func DefaultWorkers(plan *schedule.Plan) int {
+	ph := plan.Profiling()
+	streams := ph.Ceiling
 	if streams == 0 {
-		streams = int(p.RequestRate)
+		streams = int(ph.Rate)
 	}
 	w := (streams + 511) / 512
 	return max(1, min(w, runtime.NumCPU()-1))
@@ -96,11 +97,11 @@ func DefaultDir(p *config.Profile) string {
 // Result is returned even when the run failed; the error then says why and
 // carries the exit code (ExitCode). A nil Result means nothing was written.
 func Profile(ctx context.Context, p *config.Profile, opt Options) (*Result, error) {
-	if err := p.Validate(); err != nil {
+	parsed, err := p.Resolve()
+	if err != nil {
 		return nil, Failf("invalid flags:\n  %s", strings.ReplaceAll(err.Error(), "\n", "\n  "))
 	}
-	target, _ := p.TargetURL()
-	targets, _ := p.TargetURLs()
+	target, targets := parsed.Targets[0], parsed.Targets
 	if !p.SeedSet {
 		var b [8]byte
 		_, _ = crand.Read(b[:])
@@ -138,7 +139,7 @@ func Profile(ctx context.Context, p *config.Profile, opt Options) (*Result, erro
 	if err := roomForRecords(dir, p, plan, opt.Logf); err != nil {
 		return nil, err
 	}
-	r := &profileRun{p: p, plan: plan, target: target, targets: targets, dir: dir, opt: opt, res: &Result{Dir: dir}, leftovers: leftovers(dir)}
+	r := &profileRun{p: p, parsed: parsed, plan: plan, target: target, targets: targets, dir: dir, opt: opt, res: &Result{Dir: dir}, leftovers: leftovers(dir)}
 	for _, w := range r.leftovers {
 		if opt.Logf != nil {
 			opt.Logf("%s", w)
@@ -191,6 +192,7 @@ func roomForRecords(dir string, p *config.Profile, plan *schedule.Plan, logf fun
 // goes, and the result being filled.
 type profileRun struct {
 	p       *config.Profile
+	parsed  *config.Resolved // what Resolve parsed of p
 	plan    *schedule.Plan
 	target  string
 	targets []string // every --url's (target is the first)
@@ -266,12 +268,12 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 	p, plan, target, opt := r.p, r.plan, r.target, r.opt
 	workers := p.Workers
 	if workers == 0 {
-		workers = DefaultWorkers(p)
+		workers = DefaultWorkers(plan)
 	}
-	headers, _ := config.ParseHeaders(p.Headers)
+	headers := r.parsed.Headers
 	shards := controller.Shards(plan, p, wire.ShardSpec{Knobs: ReadKnobs(os.Getenv), URL: target, URLs: manyOf(r.targets), Headers: headers, APIKey: p.APIKey, EndpointType: p.EndpointType,
 		RequestTemplate: p.RequestTemplate, ResponseField: p.ResponseField, Streaming: p.Streaming, TimeoutNs: int64(p.RequestTimeoutSeconds * float64(time.Second))}, workers)
-	slos, _ := metrics.ParseGoodput(p.Goodput)
+	slos := r.parsed.SLOs
 	g := &gathered{agg: metrics.NewAggregator(time.Duration(p.SliceDuration*float64(time.Second)), slos), workers: len(shards)}
 	g.agg.FromDue = plan.Profiling().Open
 	g.agg.ServerCounts = p.UseServerTokenCount

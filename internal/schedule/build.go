@@ -21,6 +21,7 @@ type builder struct {
 	kind       endpoint.Kind
 	traits     endpoint.Traits
 	extra      map[string]json.RawMessage
+	mix        []dataset.Bucket // --sequence-distribution's
 	tok        *tokenizer.Tokenizer
 	rankings   bool // a rankings endpoint: each request a query and passages
 	imagesOnly bool // an image_retrieval endpoint: each request its images, no text
@@ -44,8 +45,12 @@ func Build(p *config.Profile, seed uint64) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	mix, err := config.ParseSeqDist(p.SeqDist)
+	if err != nil {
+		return nil, err
+	}
 	tr := endpoint.TraitsOf(kind)
-	b := &builder{p: p, kind: kind, traits: tr, extra: extra, tok: tok, rankings: tr.Ranking, imagesOnly: tr.ImageRetrieval, audioOnly: tr.AudioTranscription}
+	b := &builder{p: p, kind: kind, traits: tr, extra: extra, mix: mix, tok: tok, rankings: tr.Ranking, imagesOnly: tr.ImageRetrieval, audioOnly: tr.AudioTranscription}
 	plan := &Plan{Seed: seed, Tokenizer: tok}
 	if p.WarmupRequestCount > 0 || p.WarmupDuration > 0 {
 		// Warmup draws from its own seed, so adding a warmup never changes
@@ -71,8 +76,7 @@ func seconds(s float64) int64 { return int64(math.Round(s * float64(time.Second)
 
 func (b *builder) lengths() dataset.Lengths {
 	p := b.p
-	mix, _ := config.ParseSeqDist(p.SeqDist) // (checked by Validate)
-	return dataset.Lengths{ISLMean: p.ISLMean, ISLStddev: p.ISLStddev, OSLMean: p.OSLMean, OSLStddev: p.OSLStddev, Mix: mix}
+	return dataset.Lengths{ISLMean: p.ISLMean, ISLStddev: p.ISLStddev, OSLMean: p.OSLMean, OSLStddev: p.OSLStddev, Mix: b.mix}
 }
 
 func (b *builder) warmup(seed uint64) *Phase {

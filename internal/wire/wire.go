@@ -146,9 +146,15 @@ type ShardSpec struct {
 	Plan *PlanSpec `json:"plan,omitempty"`
 }
 
+// PlanSchema names PlanSpec's shape: its profile's JSON names
+// (config.Profile's tags), not its Go names, are the protocol. A change
+// that a worker of another build would read otherwise gets a new one.
+const PlanSchema = "aiperf-action/plan/v1"
+
 // PlanSpec is the profile and seed a plan is built from (schedule.Build),
 // and the sha256 of the input file it read.
 type PlanSpec struct {
+	Schema      string          `json:"schema"` // PlanSchema
 	Profile     *config.Profile `json:"profile"`
 	Seed        uint64          `json:"seed"`
 	InputDigest string          `json:"input_digest,omitempty"`

@@ -95,7 +95,7 @@ func TestSourcesCheckThePlan(t *testing.T) {
 	}
 	spec := func() *wire.ShardSpec {
 		ph := *pl.Profiling()
-		return &wire.ShardSpec{Plan: &wire.PlanSpec{Profile: &p, Seed: 5, InputDigest: pl.InputDigest, Tokenizer: pl.Tokenizer.Digest()},
+		return &wire.ShardSpec{Plan: &wire.PlanSpec{Schema: wire.PlanSchema, Profile: &p, Seed: 5, InputDigest: pl.InputDigest, Tokenizer: pl.Tokenizer.Digest()},
 			Phases: []wire.PhaseShard{{Phase: ph, Total: ph.Len(), Count: ph.Len()}}}
 	}
 	src, _, err := sources(spec())
@@ -106,6 +106,11 @@ func TestSourcesCheckThePlan(t *testing.T) {
 	want, _ := pl.Profiling().All()
 	if len(got) != 6 || len(got) != len(want) || string(got[5].Body) != string(want[5].Body) {
 		t.Fatalf("%d entries, want %d", len(got), len(want))
+	}
+	old := spec()
+	old.Plan.Schema = "aiperf-action/plan/v0"
+	if _, _, err := sources(old); err == nil || !strings.Contains(err.Error(), `the controller's plan is "aiperf-action/plan/v0"`) {
+		t.Errorf("another plan schema: %v", err)
 	}
 	s := spec()
 	s.Phases[0].Total++

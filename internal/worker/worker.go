@@ -151,6 +151,9 @@ func sources(shard *wire.ShardSpec) ([]*schedule.Phase, *tokenizer.Tokenizer, er
 		}
 		return out, tokenizer.Builtin(), nil
 	}
+	if shard.Plan.Schema != wire.PlanSchema || shard.Plan.Profile == nil {
+		return nil, nil, fmt.Errorf("the controller's plan is %q, this worker reads %q (a worker of another build?)", shard.Plan.Schema, wire.PlanSchema)
+	}
 	pl, err := schedule.Build(shard.Plan.Profile, shard.Plan.Seed)
 	if err != nil {
 		return nil, nil, fmt.Errorf("build the plan: %w", err)
