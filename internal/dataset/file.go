@@ -10,11 +10,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/aiperf-action/aiperf-action/internal/seeds"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
@@ -157,7 +157,7 @@ func (bl Blocks) text(v *tokenizer.Vocab, ids []int64, n int) string {
 		if i == len(ids)-1 {
 			size = n - bl.Size*(len(ids)-1)
 		}
-		parts[i] = v.Text(size, rand.New(rand.NewPCG(bl.Root, uint64(h))))
+		parts[i] = v.Text(size, seeds.Draw(bl.Root, uint64(h)))
 	}
 	return strings.Join(parts, " ")
 }
@@ -446,7 +446,7 @@ func (x *Index) readMedia(j int, f io.ReaderAt) ([]Audio, []string, error) {
 func (x *Index) read(j int, f io.ReaderAt) (string, map[string]json.RawMessage, []NamedText, []string, error) {
 	m := x.Lines[j]
 	if x.lengths {
-		return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), nil, nil, nil, nil
+		return x.tok.Words().Text(int(m.ISL), seeds.Draw(x.words, uint64(j))), nil, nil, nil, nil
 	}
 	raw := make([]byte, m.Len)
 	if _, err := f.ReadAt(raw, m.Off); err != nil && !errors.Is(err, io.EOF) {
@@ -481,7 +481,7 @@ func (x *Index) read(j int, f io.ReaderAt) (string, map[string]json.RawMessage, 
 	case fl.text() != nil:
 		return *fl.text(), fl.Extra, named, images, nil
 	}
-	return x.tok.Words().Text(int(m.ISL), rand.New(rand.NewPCG(x.words, uint64(j)))), fl.Extra, nil, images, nil
+	return x.tok.Words().Text(int(m.ISL), seeds.Draw(x.words, uint64(j))), fl.Extra, nil, images, nil
 }
 
 // Raw reports a raw_payload index: a line's text is its request body.

@@ -10,13 +10,13 @@ import (
 	"hash/fnv"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/aiperf-action/aiperf-action/internal/seeds"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
@@ -291,12 +291,12 @@ func (w *wekaIndex) turn(v *tokenizer.Vocab, j, k int) (string, error) {
 	left := c.in
 	for _, id := range c.hashes {
 		n := min(bs, left)
-		parts = append(parts, v.Text(n, rand.New(rand.NewPCG(trace, uint64(id)))))
+		parts = append(parts, v.Text(n, seeds.Draw(trace, uint64(id))))
 		left -= n
 	}
 	if left > 0 {
 		// Past the hash ids: the call's own words.
-		parts = append(parts, v.Text(left, rand.New(rand.NewPCG(trace^0x6f776e, uint64(j)<<32|uint64(k)))))
+		parts = append(parts, v.Text(left, seeds.Draw(seeds.WekaOwn(trace), uint64(j)<<32|uint64(k))))
 	}
 	return strings.Join(parts, " "), nil
 }

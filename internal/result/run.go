@@ -32,7 +32,7 @@ type Run struct {
 	ProfileHash string `json:"profile_hash"`
 	Seed        uint64 `json:"seed"`
 	// The gate's repeat index (0: a lone run) and the seed of its prompts'
-	// words: every repeat sends its own prompts (schedule.PayloadSeed).
+	// words: every repeat sends its own prompts (seeds.PayloadSeed).
 	Repeat int `json:"repeat,omitempty"`
 	// Job names the CI job the run came from (the gate's runs of one job
 	// share its machine, server start and noise).

@@ -31,6 +31,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
+	"github.com/aiperf-action/aiperf-action/internal/seeds"
 	"github.com/aiperf-action/aiperf-action/internal/servermetrics"
 	"github.com/aiperf-action/aiperf-action/internal/sysstat"
 	"github.com/aiperf-action/aiperf-action/internal/wire"
@@ -357,7 +358,7 @@ func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted boo
 		Seed:        p.Seed,
 		Repeat:      p.Repeat,
 		Job:         r.opt.Job,
-		PayloadSeed: schedule.PayloadSeed(p.Seed, p.Repeat),
+		PayloadSeed: seeds.PayloadSeed(p.Seed, p.Repeat),
 		DurationS:   sum.DurationS,
 		Target:      result.Target{URL: r.target, URLs: manyOf(r.targets), Model: p.Model, EndpointType: p.EndpointType, Streaming: p.Streaming},
 		Load:        loadOf(p, prof),

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/aiperf-action/aiperf-action/internal/seeds"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -57,7 +58,7 @@ func (g Gamma) Gap(seed uint64, i int) float64 {
 }
 
 func gapSource(seed uint64, i int) rand.Source {
-	return Source(seed, StreamArrivals, uint64(i))
+	return seeds.Source(seed, seeds.StreamArrivals, uint64(i))
 }
 
 // NewArrival returns the process for --arrival-pattern.

@@ -12,6 +12,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/dataset"
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/seeds"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
@@ -55,7 +56,7 @@ func Build(p *config.Profile, seed uint64) (*Plan, error) {
 	if p.WarmupRequestCount > 0 || p.WarmupDuration > 0 {
 		// Warmup draws from its own seed, so adding a warmup never changes
 		// the profiling plan.
-		plan.Phases = append(plan.Phases, *b.warmup(Root(seed, StreamWarmup)))
+		plan.Phases = append(plan.Phases, *b.warmup(seeds.Root(seed, seeds.StreamWarmup)))
 	}
 	prof, digest, err := b.profiling(seed)
 	if err != nil {
@@ -91,7 +92,7 @@ func (b *builder) warmup(seed uint64) *Phase {
 		conc = p.Concurrency
 	}
 	ph.Ceiling = conc
-	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: PayloadSeed(seed, p.Repeat), synthetic: true}
+	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: seeds.PayloadSeed(seed, p.Repeat), synthetic: true}
 	ph.Count = p.WarmupRequestCount
 	if rate > 0 {
 		ph.Open, ph.Rate = true, rate
@@ -112,7 +113,7 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 	ph := &Phase{Name: PhaseProfiling, Seed: seed, Ceiling: p.Ceiling(), Prefill: p.PrefillConcurrency, ConcRampNs: seconds(p.ConcurrencyRampDuration),
 		DurationNs: seconds(p.BenchmarkDuration), GraceNs: seconds(p.GracePeriod),
 		CancelPct: p.CancellationRate, CancelDelay: seconds(p.CancellationDelay)}
-	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: PayloadSeed(seed, p.Repeat), synthetic: p.InputFile == ""}
+	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: seeds.PayloadSeed(seed, p.Repeat), synthetic: p.InputFile == ""}
 	g.shapes(p, seed)
 	var digest string
 	if p.InputFile != "" {
@@ -141,8 +142,8 @@ func (g *gen) openInput(p *config.Profile, seed uint64) (string, error) {
 	}
 	// Each repeat its own words and blocks (none served from another's
 	// cache); within a run, shared hash ids share their words.
-	src, err := dataset.Open(kind, p.InputFile, dataset.Options{Tokenizer: g.b.tok, Words: Root(g.wordsRoot, StreamPayloads),
-		Blocks: Root(g.wordsRoot, StreamBlocks), BlockSize: p.ISLBlockSize, Streaming: p.Streaming})
+	src, err := dataset.Open(kind, p.InputFile, dataset.Options{Tokenizer: g.b.tok, Words: seeds.Root(g.wordsRoot, seeds.StreamPayloads),
+		Blocks: seeds.Root(g.wordsRoot, seeds.StreamBlocks), BlockSize: p.ISLBlockSize, Streaming: p.Streaming})
 	if err != nil {
 		return "", err
 	}
@@ -150,8 +151,8 @@ func (g *gen) openInput(p *config.Profile, seed uint64) (string, error) {
 	if err := g.b.check(src); err != nil {
 		return "", err
 	}
-	g.sampling, g.samplingRoot = p.DatasetSampling, Root(seed, StreamSampling)
-	g.oslRoot = Root(seed, StreamFileOSL)
+	g.sampling, g.samplingRoot = p.DatasetSampling, seeds.Root(seed, seeds.StreamSampling)
+	g.oslRoot = seeds.Root(seed, seeds.StreamFileOSL)
 	if p.CustomDatasetType == config.RandomPool && g.sampling == "" {
 		g.sampling = config.SamplingRandom // (AIPerf's random_pool: with replacement)
 	}

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"os"
 	"strings"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/dataset"
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/seeds"
 )
 
 // fileLines is the source of an input file's lines, each one request,
@@ -66,10 +66,10 @@ func (s *fileLines) order(i int) int {
 	n := len(g.index.Lines)
 	switch g.sampling {
 	case config.SamplingRandom:
-		return rand.New(rand.NewPCG(g.samplingRoot, uint64(i))).IntN(n)
+		return seeds.Draw(g.samplingRoot, uint64(i)).IntN(n)
 	case config.SamplingShuffle:
 		if epoch := i / n; s.perm == nil || s.epoch != epoch {
-			s.perm, s.epoch = rand.New(rand.NewPCG(g.samplingRoot, uint64(epoch))).Perm(n), epoch
+			s.perm, s.epoch = seeds.Draw(g.samplingRoot, uint64(epoch)).Perm(n), epoch
 		}
 		return s.perm[i%n]
 	}
@@ -90,7 +90,7 @@ func (s *pools) prompt(i int, _ at, keep bool) (prompt, error) {
 	var texts []string
 	var named []dataset.NamedText
 	for k, pool := range g.pools {
-		j := rand.New(rand.NewPCG(g.samplingRoot^uint64(k+1)*phi, uint64(i))).IntN(len(pool.Lines))
+		j := seeds.Draw(seeds.Pool(g.samplingRoot, k), uint64(i)).IntN(len(pool.Lines))
 		m := pool.Lines[j]
 		pr.ISL += int(m.ISL)
 		pr.MaxTokens = max(pr.MaxTokens, int(m.MaxTokens))

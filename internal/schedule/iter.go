@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/seeds"
 )
 
 // Iter yields a phase's entries in order, each made when it is asked for.
@@ -32,7 +33,7 @@ type Iter struct {
 func (ph *Phase) Iter() *Iter {
 	it := &Iter{ph: ph}
 	if g := ph.gen; ph.generated() {
-		it.ids = Stream(g.ids, StreamIDs)
+		it.ids = seeds.Stream(g.ids, seeds.StreamIDs)
 		it.src = g.source()
 		if g.arrivals != nil {
 			d := *g.arrivals
@@ -126,7 +127,7 @@ func (g *gen) finish(pr *prompt, i int) {
 	}
 	raw := g.index != nil && g.index.Raw()
 	if pr.MaxTokens == 0 && !g.synthetic && b.p.OSLMean > 0 && !raw {
-		pr.MaxTokens = drawOSL(b.p, rand.New(rand.NewPCG(g.oslRoot, uint64(i))))
+		pr.MaxTokens = drawOSL(b.p, seeds.Draw(g.oslRoot, uint64(i)))
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 
+	"github.com/aiperf-action/aiperf-action/internal/seeds"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
@@ -119,7 +120,7 @@ func Cancelled(seed uint64, i int, pct float64) bool {
 	if pct <= 0 {
 		return false
 	}
-	r := rand.New(Source(seed, StreamCancellations, uint64(i)))
+	r := rand.New(seeds.Source(seed, seeds.StreamCancellations, uint64(i)))
 	return r.Float64()*100 < pct
 }
 

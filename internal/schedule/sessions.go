@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
+	"github.com/aiperf-action/aiperf-action/internal/seeds"
 )
 
 // conversations is the source of a multi_turn file's (or a weka trace's)
@@ -50,7 +51,7 @@ func (s *conversations) close() { closeOnce(&s.f) }
 // mean, turn stddev)) turns (at least 1; session s's count from its own
 // source), stopping at --request-count turns when it was given.
 func (g *gen) sessions(p *config.Profile, seed uint64) {
-	g.delays = Root(seed, StreamTurnDelays)
+	g.delays = seeds.Root(seed, seeds.StreamTurnDelays)
 	total := 0
 	take := func(k int) bool { // (false: --request-count reached)
 		if p.RequestCountSet && total+k > p.RequestCount {
@@ -83,7 +84,7 @@ func (g *gen) sessions(p *config.Profile, seed uint64) {
 	for s := 0; s < n; s++ {
 		k := int(math.Round(mean))
 		if p.ConversationTurnStddev > 0 {
-			k = int(math.Round(mean + p.ConversationTurnStddev*rand.New(Source(seed, StreamTurns, uint64(s))).NormFloat64()))
+			k = int(math.Round(mean + p.ConversationTurnStddev*rand.New(seeds.Source(seed, seeds.StreamTurns, uint64(s))).NormFloat64()))
 		}
 		if !take(max(k, 1)) {
 			break
@@ -99,7 +100,7 @@ func (g *gen) turnDelay(p *config.Profile, i int, fileMs float64) int64 {
 	if g.convs != nil {
 		d = fileMs
 	} else if p.TurnDelayStddev > 0 {
-		d += p.TurnDelayStddev * rand.New(rand.NewPCG(g.delays, uint64(i))).NormFloat64()
+		d += p.TurnDelayStddev * seeds.Draw(g.delays, uint64(i)).NormFloat64()
 	}
 	ratio := p.TurnDelayRatio
 	if ratio == 0 {

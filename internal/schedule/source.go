@@ -3,6 +3,7 @@ package schedule
 import (
 	"github.com/aiperf-action/aiperf-action/internal/dataset"
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/seeds"
 )
 
 // gen is how a phase's entries are made. Entry i takes the i-th prompt of
@@ -66,7 +67,7 @@ func (g *gen) source() source {
 	case g.synthetic && g.b.rankings:
 		return rankingsSource{g}
 	case g.synthetic:
-		return &synthetic{g: g, stream: dataset.NewStream(g.b.lengths(), g.b.tok.Words(), Stream(g.lengthsRoot, StreamLengths), Stream(g.wordsRoot, StreamPayloads))}
+		return &synthetic{g: g, stream: dataset.NewStream(g.b.lengths(), g.b.tok.Words(), seeds.Stream(g.lengthsRoot, seeds.StreamLengths), seeds.Stream(g.wordsRoot, seeds.StreamPayloads))}
 	case g.pools != nil:
 		return &pools{g: g}
 	}

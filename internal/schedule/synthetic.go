@@ -8,6 +8,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/dataset"
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/seeds"
 )
 
 // synthetic is the source of generated prompts: each of a length from the
@@ -36,7 +37,7 @@ func (s *synthetic) prompt(i int, pos at, keep bool) (prompt, error) {
 		}
 	}
 	if len(g.prefixes) > 0 {
-		pre := g.prefixes[rand.New(rand.NewPCG(g.prefixPicks, uint64(i))).IntN(len(g.prefixes))]
+		pre := g.prefixes[seeds.Draw(g.prefixPicks, uint64(i)).IntN(len(g.prefixes))]
 		pr.ISL += p.PrefixPromptLength
 		if keep {
 			pr.Text = pre + " " + pr.Text
@@ -76,7 +77,7 @@ func (rankingsSource) close() {}
 // lengths from the request's own source; n is their tokens together.
 func (g *gen) rankingsRequest(i int, keep bool) (n int, query string, passages []string) {
 	p := g.b.p
-	r := rand.New(Source(g.lengthsRoot, StreamRankings, uint64(i))) // (lengths shared by repeats, words not)
+	r := rand.New(seeds.Source(g.lengthsRoot, seeds.StreamRankings, uint64(i))) // (lengths shared by repeats, words not)
 	draw := func(mean, sd int) int {
 		if sd <= 0 {
 			return mean
@@ -95,7 +96,7 @@ func (g *gen) rankingsRequest(i int, keep bool) (n int, query string, passages [
 		return n, "", nil
 	}
 	v := g.b.tok.Words()
-	r = rand.New(Source(g.wordsRoot, StreamRankings, uint64(i)))
+	r = rand.New(seeds.Source(g.wordsRoot, seeds.StreamRankings, uint64(i)))
 	query = v.Text(q, r)
 	for _, l := range lens {
 		passages = append(passages, v.Text(l, r))
@@ -106,7 +107,7 @@ func (g *gen) rankingsRequest(i int, keep bool) (n int, query string, passages [
 // userContext is session s's own context of n tokens
 // (--user-context-prompt-length), from its own source.
 func (g *gen) userContext(n, s int) string {
-	return g.b.tok.Words().Text(n, rand.New(rand.NewPCG(Root(g.wordsRoot, StreamUserContexts), uint64(s))))
+	return g.b.tok.Words().Text(n, rand.New(seeds.Source(g.wordsRoot, seeds.StreamUserContexts, uint64(s))))
 }
 
 // imagesOf is synthetic request i's images (--image-*): their sizes from
@@ -114,8 +115,8 @@ func (g *gen) userContext(n, s int) string {
 // repeat's (each repeat its own images).
 func (g *gen) imagesOf(i int, keep bool) ([]string, error) {
 	p := g.b.p
-	r := rand.New(Source(g.lengthsRoot, StreamImages, uint64(i)))
-	px := rand.New(Source(g.wordsRoot, StreamImages, uint64(i)))
+	r := rand.New(seeds.Source(g.lengthsRoot, seeds.StreamImages, uint64(i)))
+	px := rand.New(seeds.Source(g.wordsRoot, seeds.StreamImages, uint64(i)))
 	side := func(mean, sd float64) int {
 		return max(1, int(math.Round(mean+sd*r.NormFloat64())))
 	}
@@ -143,8 +144,8 @@ func (g *gen) imagesOf(i int, keep bool) ([]string, error) {
 // samples from the repeat's.
 func (g *gen) audioOf(i int, keep bool) ([]endpoint.AudioClip, error) {
 	p := g.b.p
-	r := rand.New(Source(g.lengthsRoot, StreamAudio, uint64(i)))
-	smp := rand.New(Source(g.wordsRoot, StreamAudio, uint64(i)))
+	r := rand.New(seeds.Source(g.lengthsRoot, seeds.StreamAudio, uint64(i)))
+	smp := rand.New(seeds.Source(g.wordsRoot, seeds.StreamAudio, uint64(i)))
 	var out []endpoint.AudioClip
 	for range p.AudioBatchSize {
 		secs := max(0.1, p.AudioLengthMean+p.AudioLengthStddev*r.NormFloat64())
@@ -176,12 +177,12 @@ func drawOSL(p *config.Profile, r *rand.Rand) int {
 // another's cache; within a run they are shared, as they are meant to be).
 func (g *gen) shapes(p *config.Profile, seed uint64) {
 	words := func(n int, index uint64) string {
-		return g.b.tok.Words().Text(n, rand.New(rand.NewPCG(Root(g.wordsRoot, StreamPrefixes), index)))
+		return g.b.tok.Words().Text(n, rand.New(seeds.Source(g.wordsRoot, seeds.StreamPrefixes, index)))
 	}
 	for k := 0; k < p.NumPrefixPrompts; k++ {
 		g.prefixes = append(g.prefixes, words(p.PrefixPromptLength, uint64(k)))
 	}
-	g.prefixPicks = Root(seed, StreamPrefixPicks)
+	g.prefixPicks = seeds.Root(seed, seeds.StreamPrefixPicks)
 	if p.SharedSystemPromptLength > 0 {
 		g.system = words(p.SharedSystemPromptLength, math.MaxUint64)
 	}

@@ -1,4 +1,8 @@
-package schedule
+// Package seeds is the one recipe from a run's root seed to every random
+// draw of its plan: the plan's (schedule) and its dataset readers'
+// (dataset), each purpose its own stream. Every PCG they draw from is made
+// here.
+package seeds
 
 import "math/rand/v2"
 
@@ -78,3 +82,18 @@ func PayloadSeed(root uint64, repeat int) uint64 {
 
 // Root derives a stream's own root seed.
 func Root(root uint64, stream uint64) uint64 { return root ^ (salts[stream] + stream) }
+
+// Draw is the source of draw index from a root already derived (by Root,
+// PayloadSeed, Pool or WekaOwn, or a dataset's words root), for the
+// indexed draws of a stream whose root a caller keeps.
+func Draw(root, index uint64) *rand.Rand { return rand.New(rand.NewPCG(root, index)) }
+
+// Pool is the root of pool k's draws in a random_pool folder, from the
+// sampling root: root ⊕ φ·(k+1) (its constant since random_pool folders
+// came; a pool is its own source).
+func Pool(sampling uint64, k int) uint64 { return sampling ^ uint64(k+1)*phi }
+
+// WekaOwn is the root of a weka trace's own tokens (the text beyond its
+// hash ids), from the trace's root: root ⊕ "own" (0x6f776e, its constant
+// since weka_trace came).
+func WekaOwn(trace uint64) uint64 { return trace ^ 0x6f776e }
