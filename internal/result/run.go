@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -202,6 +203,10 @@ func Read(path string) (*Run, error) {
 	return Parse(b, path)
 }
 
+// schemaMajor is the schemas Parse reads: this one's major version, v1,
+// and any v1.N (a minor version only adds fields).
+var schemaMajor = regexp.MustCompile(`^aiperf-action/run/v1(\.[0-9]+)?$`)
+
 // Parse checks and decodes a run.json's bytes; name is used in errors.
 func Parse(b []byte, path string) (*Run, error) {
 	var r Run
@@ -211,7 +216,7 @@ func Parse(b []byte, path string) (*Run, error) {
 	if r.Schema == "" {
 		return nil, fmt.Errorf("%s: no \"schema\" field; not an aiperf-action run.json", path)
 	}
-	if !strings.HasPrefix(r.Schema, "aiperf-action/run/v1") {
+	if !schemaMajor.MatchString(r.Schema) {
 		return nil, fmt.Errorf("%s: schema %q is not supported (want %s)", path, r.Schema, Schema)
 	}
 	if r.Metrics == nil {

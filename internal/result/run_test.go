@@ -19,6 +19,8 @@ func TestReadRejects(t *testing.T) {
 		{"truncated.json", `{"schema":"aiperf-action/run/v1","metrics":{`, "not a valid run.json"},
 		{"noschema.json", `{"metrics":{}}`, `no "schema"`},
 		{"v2.json", `{"schema":"aiperf-action/run/v2","metrics":{}}`, "not supported"},
+		{"v10.json", `{"schema":"aiperf-action/run/v10","metrics":{}}`, "not supported"},
+		{"v1x.json", `{"schema":"aiperf-action/run/v1x","metrics":{}}`, "not supported"},
 		{"badmetric.json", `{"schema":"aiperf-action/run/v1","metrics":{"x":{"unit":"ms"}}}`, "neither"},
 	}
 	for _, c := range cases {
@@ -46,5 +48,13 @@ func TestWriteFileAtomicLeavesNoTemp(t *testing.T) {
 	b, _ := os.ReadFile(p)
 	if len(ents) != 1 || string(b) != "2" {
 		t.Fatalf("entries %v, content %q", ents, b)
+	}
+}
+
+// A minor version of the schema is read as v1.
+func TestParseMinorSchema(t *testing.T) {
+	t.Parallel()
+	if _, err := Parse([]byte(`{"schema":"aiperf-action/run/v1.3","counts":{"requests":1,"ok":1,"errors":0},"duration_s":1,"metrics":{}}`), "minor.json"); err != nil {
+		t.Fatal(err)
 	}
 }
