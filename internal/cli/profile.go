@@ -36,7 +36,7 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		Progress: newProgress(stdout),
 	})
 	if res != nil {
-		report.Console(stdout, res.Run, res.Summary.ErrorMsgs)
+		report.Console(stdout, res.Run)
 		fmt.Fprintf(stdout, "Artifacts: %s\n", res.Dir)
 	}
 	if err != nil {

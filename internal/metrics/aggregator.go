@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"time"
 
@@ -332,10 +333,13 @@ func RecordMetrics(r *record.Record) map[string]float64 {
 
 // Summary computes the run summary.
 func (a *Aggregator) Summary() *Summary {
-	s := &Summary{Counts: a.counts, Metrics: map[string]Metric{}, ErrorMsgs: a.errMsgs,
+	s := &Summary{Counts: a.counts, Metrics: map[string]Metric{},
 		FirstSent: a.firstSent, LastEnd: a.lastEnd, TotalISL: a.totalISL, TotalOSL: a.totalOSL,
 		Sent: a.sent, SlotWaits: a.slotWaits, ConnRetries: a.connRetries,
 		DueSpan: float64(a.maxDue-a.minDue) / 1e9, SentSpan: float64(a.maxSent-a.minSent) / 1e9}
+	if len(a.errMsgs) > 0 {
+		s.Counts.ErrorExamples = maps.Clone(a.errMsgs)
+	}
 	if a.any {
 		s.DurationS = float64(a.lastEnd-a.firstSent) / 1e9
 	}

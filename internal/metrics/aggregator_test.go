@@ -77,8 +77,8 @@ func TestAggregator(t *testing.T) {
 	if s.Counts.Requests != 12 || s.Counts.OK != 10 || s.Counts.Errors != 2 || s.Counts.ErrorsByKind["http_500"] != 2 || s.Counts.Warmup != 1 {
 		t.Fatalf("counts %+v", s.Counts)
 	}
-	if s.ErrorMsgs["http_500"] != "boom" {
-		t.Errorf("example error %q", s.ErrorMsgs["http_500"])
+	if s.Counts.ErrorExamples["http_500"] != "boom" {
+		t.Errorf("example error %q", s.Counts.ErrorExamples["http_500"])
 	}
 	if s.Counts.Good != 6 { // TTFT 20..25 meet ≤ 25
 		t.Errorf("good %d, want 6", s.Counts.Good)

@@ -163,6 +163,9 @@ type Counts struct {
 	OK           int            `json:"ok"`
 	Errors       int            `json:"errors"`
 	ErrorsByKind map[string]int `json:"errors_by_kind"`
+	// ErrorExamples is one message of each error kind (the first seen),
+	// so the console's error table can be rendered from run.json alone.
+	ErrorExamples map[string]string `json:"error_examples,omitempty"`
 	Good         int            `json:"good,omitempty"` // met every --goodput SLO
 	Warmup       int            `json:"warmup,omitempty"`
 	// Cancelled requests are also in Errors and ErrorsByKind["cancelled"];
@@ -185,7 +188,6 @@ type Summary struct {
 	LastEnd   int64
 	TotalISL  int64
 	TotalOSL  int64
-	ErrorMsgs map[string]string // one example message per error kind
 
 	// The send schedule, over profiling requests that were sent.
 	Sent      int

@@ -19,7 +19,7 @@ import (
 )
 
 // Console writes the metrics table, error counts and tool health of run.
-func Console(w io.Writer, r *result.Run, errMsgs map[string]string) {
+func Console(w io.Writer, r *result.Run) {
 	header := []string{"Metric", "avg", "min", "max", "p99", "p90", "p50", "std"}
 	var rows [][]string
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
@@ -51,7 +51,7 @@ func Console(w io.Writer, r *result.Run, errMsgs map[string]string) {
 			return ci > cj || ci == cj && kinds[i] < kinds[j]
 		})
 		for _, k := range kinds {
-			fmt.Fprintf(w, "  %-24s %6d  %s\n", k, r.Counts.ErrorsByKind[k], clip(errMsgs[k], 100))
+			fmt.Fprintf(w, "  %-24s %6d  %s\n", k, r.Counts.ErrorsByKind[k], clip(r.Counts.ErrorExamples[k], 100))
 		}
 	}
 	if c := r.Counts; c.Cancelled > 0 {

@@ -21,7 +21,7 @@ type Gate struct{ Marker string }
 var _ gate.Renderer = Gate{}
 
 // Run prints a finished profile run's table.
-func (Gate) Run(w io.Writer, r *run.Result) { Console(w, r.Run, r.Summary.ErrorMsgs) }
+func (Gate) Run(w io.Writer, r *run.Result) { Console(w, r.Run) }
 
 // Markdown is GateMarkdown with the marker.
 func (g Gate) Markdown(rep *gate.Report, full bool) string { return GateMarkdown(rep, g.Marker, full) }

@@ -68,7 +68,7 @@ func AIPerfJSON(r *Run, summary *metrics.Summary, startEnd [2]string, cliCommand
 			code, _ = strconv.Atoi(k[5:])
 		}
 		errs = append(errs, map[string]any{
-			"error_details": map[string]any{"code": code, "type": k, "message": summary.ErrorMsgs[k]},
+			"error_details": map[string]any{"code": code, "type": k, "message": summary.Counts.ErrorExamples[k]},
 			"count":         r.Counts.ErrorsByKind[k],
 		})
 	}
