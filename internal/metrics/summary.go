@@ -166,8 +166,8 @@ type Counts struct {
 	// ErrorExamples is one message of each error kind (the first seen),
 	// so the console's error table can be rendered from run.json alone.
 	ErrorExamples map[string]string `json:"error_examples,omitempty"`
-	Good         int            `json:"good,omitempty"` // met every --goodput SLO
-	Warmup       int            `json:"warmup,omitempty"`
+	Good          int               `json:"good,omitempty"` // met every --goodput SLO
+	Warmup        int               `json:"warmup,omitempty"`
 	// Cancelled requests are also in Errors and ErrorsByKind["cancelled"];
 	// CancelledBy splits them by cause (planned, grace, stop).
 	Cancelled   int            `json:"cancelled"`
