@@ -2,8 +2,6 @@ package cli
 
 import (
 	"flag"
-	"math"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,67 +9,36 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aiperf-action/aiperf-action/internal/metrics"
-	"github.com/aiperf-action/aiperf-action/internal/record"
-	"github.com/aiperf-action/aiperf-action/internal/result"
+	"github.com/aiperf-action/aiperf-action/internal/fixture"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// writeRun writes a deterministic run folder: n streaming requests over
-// 6 s (six 1 s windows) with lognormal TTFT (median 20 ms × ttftScale),
-// 5 ms ITL and 16 tokens; errs of them fail with http_500.
+// writeRun writes a deterministic run folder (fixture.WriteRun).
 func writeRun(t *testing.T, dir string, seed uint64, ttftScale float64, n, errs int, hash string) {
 	t.Helper()
-	r := rand.New(rand.NewPCG(seed, 99))
-	agg := metrics.NewAggregator(time.Second, nil)
-	run := math.Exp(0.02 * r.NormFloat64())
-	for i := 0; i < n; i++ {
-		sent := int64(i) * int64(6*time.Second) / int64(n)
-		rec := record.Record{Streaming: true, Sent: sent, Due: sent, ISL: 32}
-		if i < errs {
-			rec.End, rec.ErrKind, rec.Status = sent+int64(time.Millisecond), "http_500", 500
-			agg.Add(&rec)
-			continue
-		}
-		ttft := int64(20e6 * ttftScale * run * math.Exp(0.3*r.NormFloat64()))
-		at := sent + ttft
-		for k := 0; k < 16; k++ {
-			rec.Chunks = append(rec.Chunks, at)
-			at += int64(5e6 * math.Exp(0.1*r.NormFloat64()))
-		}
-		rec.FirstToken, rec.End, rec.OSL = rec.Chunks[0], rec.Chunks[15], 16
-		agg.Add(&rec)
-	}
-	sum := agg.Summary()
-	rr := &result.Run{Schema: result.Schema, Tool: result.Tool{Name: "aiperf-action", Version: "test"}, Scenario: "fixture",
-		ProfileHash: hash, Seed: seed, DurationS: sum.DurationS, Counts: sum.Counts, Metrics: sum.Metrics,
-		Target: result.Target{Model: "m", EndpointType: "chat", Streaming: true}}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := result.WriteJSON(filepath.Join(dir, result.RunFile), rr); err != nil {
+	if err := fixture.WriteRun(dir, seed, ttftScale, n, errs, hash); err != nil {
 		t.Fatal(err)
 	}
 }
 
-const fixtureHash = "sha256:fixture"
+const fixtureHash = fixture.Hash
 
 // fixtures writes 3 baseline runs and 3 candidate runs whose TTFT is 30% slower.
 func fixtures(t *testing.T) (base, cand string) {
 	t.Helper()
-	root := t.TempDir()
-	base, cand = filepath.Join(root, "base"), filepath.Join(root, "cand")
-	for i := uint64(0); i < 3; i++ {
-		writeRun(t, filepath.Join(base, "r"+string(rune('1'+i))), 1+i, 1.0, 600, 0, fixtureHash)
-		writeRun(t, filepath.Join(cand, "r"+string(rune('1'+i))), 11+i, 1.3, 600, 0, fixtureHash)
+	base, cand, err := fixture.Regression(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 	return base, cand
 }
 
+// golden checks got against report's golden file name: the CLI's compare
+// prints what report renders.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "compare", name)
+	path := filepath.Join("..", "report", "testdata", name)
 	if *update {
 		os.WriteFile(path, []byte(got), 0o644)
 		return

@@ -1,14 +1,19 @@
-package cli
+package report
 
 import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/aiperf-action/aiperf-action/internal/fixture"
+
 	"github.com/aiperf-action/aiperf-action/internal/action"
 	"github.com/aiperf-action/aiperf-action/internal/gate"
 	"github.com/aiperf-action/aiperf-action/internal/judge"
-	"github.com/aiperf-action/aiperf-action/internal/report"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 )
 
@@ -18,7 +23,9 @@ func TestGateCommentGolden(t *testing.T) {
 	root := t.TempDir()
 	load := func(name string, seed uint64, scale float64) result.Loaded {
 		dir := filepath.Join(root, name)
-		writeRun(t, dir, seed, scale, 600, 0, fixtureHash)
+		if err := fixture.WriteRun(dir, seed, scale, 600, 0, fixture.Hash); err != nil {
+			t.Fatal(err)
+		}
 		r, err := result.Read(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -72,7 +79,7 @@ func TestGateCommentGolden(t *testing.T) {
 		if rep.Verdict != c.verdict {
 			t.Errorf("%s: verdict %s, want %s", c.file, rep.Verdict, c.verdict)
 		}
-		md := report.CommentMarkdown(rep, action.Marker, action.MaxComment)
+		md := CommentMarkdown(rep, action.Marker, action.MaxComment)
 		if !strings.HasPrefix(md, action.Marker) {
 			t.Errorf("%s: no marker", c.file)
 		}
@@ -87,12 +94,71 @@ func TestGateCommentEscapesAndFits(t *testing.T) {
 	for i := 0; i < 400; i++ {
 		rep.Scenarios = append(rep.Scenarios, gate.Scenario{Name: strings.Repeat("x", 200)})
 	}
-	md := report.CommentMarkdown(rep, action.Marker, action.MaxComment)
+	md := CommentMarkdown(rep, action.Marker, action.MaxComment)
 	if len(md) > action.MaxComment {
 		t.Fatalf("comment is %d characters", len(md))
 	}
-	full := report.GateMarkdown(rep, action.Marker, true)
+	full := GateMarkdown(rep, action.Marker, true)
 	if strings.Contains(full, "<img") || !strings.Contains(full, "&lt;img") || strings.Contains(full, "| *bold*") {
 		t.Errorf("model name not escaped")
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// golden checks got against testdata/name (-update rewrites it).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.WriteFile(path, []byte(got), 0o644)
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if string(want) != got {
+		gotPath := path + ".got"
+		os.WriteFile(gotPath, []byte(got), 0o644)
+		diff, _ := exec.Command("diff", "-u", path, gotPath).CombinedOutput()
+		t.Errorf("%s differs from golden:\n%s", name, diff)
+	}
+}
+
+// compare's three formats for a 30% TTFT regression over 3 runs a side,
+// as the compare command prints them.
+func TestCompareGolden(t *testing.T) {
+	t.Parallel()
+	base, cand, err := fixture.Regression(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Dir(base)
+	st, err := judge.Default.Parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := judge.Load("--baseline", []string{base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := judge.Load("--candidate", []string{cand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := judge.Compare(st, b, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Regressed(false) {
+		t.Error("a 30% TTFT regression did not regress")
+	}
+	for _, f := range []struct{ format, file string }{{"text", "regression.txt"}, {"markdown", "regression.md"}, {"json", "regression.json"}} {
+		var out bytes.Buffer
+		if err := Compare(&out, f.format, rep); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, f.file, strings.ReplaceAll(out.String(), root, "$TMP"))
 	}
 }
