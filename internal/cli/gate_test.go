@@ -578,19 +578,28 @@ func TestGateWithShippedBaselines(t *testing.T) {
 	}
 }
 
-// The README shows the example workflows verbatim, and .ci/run lints the
-// files, so the README's examples pass actionlint.
+// The README shows the quick-start workflow and docs/action.md the other
+// example workflows verbatim, and .ci/run lints the files, so the examples
+// people copy pass actionlint.
 func TestReadmeHoldsExampleWorkflows(t *testing.T) {
 	t.Parallel()
-	readme := read(t, "../../README.md")
+	readme, action := read(t, "../../README.md"), read(t, "../../docs/action.md")
 	files, _ := filepath.Glob("../../examples/workflows/*.yml")
-	if len(files) < 3 {
+	if len(files) < 4 {
 		t.Fatalf("%d example workflows", len(files))
 	}
 	for _, f := range files {
-		if !strings.Contains(readme, read(t, f)) {
-			t.Errorf("README does not hold %s verbatim", f)
+		doc, where := action, "docs/action.md"
+		if filepath.Base(f) == "quickstart.yml" {
+			doc, where = readme, "README.md"
 		}
+		if !strings.Contains(doc, read(t, f)) {
+			t.Errorf("%s does not hold %s verbatim", where, f)
+		}
+	}
+	// The README's quick start shows the gate config the self-test runs.
+	if !strings.Contains(readme, read(t, "../../.github/aiperf.yml")) {
+		t.Error("README does not hold .github/aiperf.yml verbatim")
 	}
 }
 

@@ -1,5 +1,8 @@
-// Package config holds the run's configuration as plain structs with
-// defaults and a Validate method that reports every problem at once.
+// Package config holds a run's configuration: the load profile, grouped
+// (target, load, dataset, sessions, synthetic prompts, tokens, output) and
+// JSON-tagged as its own wire schema, with AIPerf's defaults; Resolve,
+// which reports every problem at once, each naming its flag, and returns
+// what it parsed; and the gate's config file.
 //
 // Field names mirror AIPerf's flags (the CLI binds flags straight into these
 // fields), so one vocabulary serves the CLI, the gate config and the action.

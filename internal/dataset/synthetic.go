@@ -1,4 +1,7 @@
-// Package dataset turns a seed and length parameters into prompts.
+// Package dataset makes prompts: synthetic ones from a seed and length
+// parameters, and an input file's, read once as a stream by its kind's
+// reader (Kinds, Open: JSONL lines, traces, conversations, pools, whole
+// bodies) so that each request's text is read back as it is built.
 //
 // Synthetic prompts are sequences of a tokenizer's single-token words
 // (tokenizer.Vocab), exactly as many tokens as planned, whose lengths are

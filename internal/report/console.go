@@ -1,5 +1,7 @@
-// Package report renders results for people: the console table now, and
-// markdown for PR comments and summaries as the gate grows.
+// Package report renders results for people: the console table of a run
+// (from its run.json alone), compare's text, markdown and JSON, the
+// calibration table, the demo's side-by-side table, and the gate's PR
+// comment and job summary with their charts.
 //
 // Server text (error messages) is data; renderers that put it into markup
 // must escape it. The console table has AIPerf's columns and row names, so
