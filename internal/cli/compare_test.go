@@ -3,7 +3,6 @@ package cli
 import (
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,21 +37,7 @@ func fixtures(t *testing.T) (base, cand string) {
 // prints what report renders.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("..", "report", "testdata", name)
-	if *update {
-		os.WriteFile(path, []byte(got), 0o644)
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		gotPath := path + ".got"
-		os.WriteFile(gotPath, []byte(got), 0o644)
-		diff, _ := exec.Command("diff", "-u", path, gotPath).CombinedOutput()
-		t.Errorf("%s differs from golden:\n%s", name, diff)
-	}
+	fixture.Golden(t, filepath.Join("..", "report", "testdata", name), got, *update)
 }
 
 func TestCompareGolden(t *testing.T) {

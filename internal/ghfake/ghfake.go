@@ -212,6 +212,14 @@ func (rp reply) write(code int, v any) {
 	json.NewEncoder(rp.w).Encode(v)
 }
 
+// forbidden answers a write 403 when ForbidWrites is set, and says so.
+func (s *Server) forbidden(rp reply) bool {
+	if s.ForbidWrites {
+		rp.write(403, map[string]string{"message": "Resource not accessible by integration"})
+	}
+	return s.ForbidWrites
+}
+
 func (rp reply) notFound() { rp.write(http.StatusNotFound, map[string]string{"message": "Not Found"}) }
 
 func (s *Server) getRef(rp reply, r *http.Request, p string, body []byte) {
@@ -376,8 +384,7 @@ func (s *Server) commitPulls(rp reply, r *http.Request, p string, body []byte) {
 }
 
 func (s *Server) createCheckRun(rp reply, r *http.Request, p string, body []byte) {
-	if s.ForbidWrites {
-		rp.write(403, map[string]string{"message": "Resource not accessible by integration"})
+	if s.forbidden(rp) {
 		return
 	}
 	var in map[string]any
@@ -391,8 +398,7 @@ func (s *Server) compare(rp reply, r *http.Request, p string, body []byte) {
 }
 
 func (s *Server) editComment(rp reply, r *http.Request, p string, body []byte) {
-	if s.ForbidWrites {
-		rp.write(403, map[string]string{"message": "Resource not accessible by integration"})
+	if s.forbidden(rp) {
 		return
 	}
 	id, _ := strconv.ParseInt(strings.TrimPrefix(p, "issues/comments/"), 10, 64)
@@ -417,8 +423,7 @@ func (s *Server) comments(rp reply, r *http.Request, p string, body []byte) {
 		return
 	}
 	if r.Method == "POST" {
-		if s.ForbidWrites {
-			rp.write(403, map[string]string{"message": "Resource not accessible by integration"})
+		if s.forbidden(rp) {
 			return
 		}
 		var in struct{ Body string }

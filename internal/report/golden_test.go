@@ -3,8 +3,6 @@ package report
 import (
 	"bytes"
 	"flag"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,21 +107,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // golden checks got against testdata/name (-update rewrites it).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.WriteFile(path, []byte(got), 0o644)
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		gotPath := path + ".got"
-		os.WriteFile(gotPath, []byte(got), 0o644)
-		diff, _ := exec.Command("diff", "-u", path, gotPath).CombinedOutput()
-		t.Errorf("%s differs from golden:\n%s", name, diff)
-	}
+	fixture.Golden(t, filepath.Join("testdata", name), got, *update)
 }
 
 // compare's three formats for a 30% TTFT regression over 3 runs a side,

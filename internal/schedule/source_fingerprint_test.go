@@ -178,17 +178,5 @@ func TestSourceFingerprints(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "%s %s inputs:%s shares:%s\n", c.name, pl.Hash(p), hex.EncodeToString(sum[:8]), hex.EncodeToString(shares.Sum(nil)[:8]))
 	}
-	path := filepath.Join("testdata", "sources.txt")
-	if *updateFingerprints {
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if string(want) != b.String() {
-		t.Errorf("the plans changed:\ngot\n%swant\n%s", b.String(), want)
-	}
+	checkPlans(t, "sources.txt", b.String())
 }
