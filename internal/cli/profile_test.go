@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiperf-action/aiperf-action/internal/fixture"
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/result"
@@ -34,15 +34,7 @@ func startSim(t *testing.T, ttft, itl time.Duration) (*sim.Server, string) {
 
 func serveHandler(t *testing.T, h http.Handler) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sim.Serve(ctx, ln, h) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return "http://" + ln.Addr().String()
+	return fixture.Serve(t, h)
 }
 
 type cliResult struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/action"
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/run"
+	"github.com/spf13/pflag"
 )
 
 // Input is one action input (action.yml), also accepted as a flag.
@@ -86,6 +87,21 @@ func (o *Options) defaults() {
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
+}
+
+// BindInputs binds every input as a flag of fs (a true/false input, and
+// fail-on-inconclusive, alone means true), and returns what reads one: a
+// flag's value, and whether it was given (it then wins over the action's
+// input).
+func BindInputs(fs *pflag.FlagSet) func(name string) (string, bool) {
+	vals := map[string]*string{}
+	for _, in := range Inputs {
+		vals[in.Name] = fs.String(in.Name, in.Default, in.Usage+" (action input "+in.Name+")")
+		if in.Default == "true" || in.Default == "false" || in.Name == "fail-on-inconclusive" {
+			fs.Lookup(in.Name).NoOptDefVal = "true" // a switch, as compare's: --fail-on-inconclusive alone is true
+		}
+	}
+	return func(name string) (string, bool) { return *vals[name], fs.Changed(name) }
 }
 
 // FromInputs reads Options from input (a flag, else the action input, else
