@@ -96,6 +96,24 @@ type Thresholds struct {
 	FailOnInconclusive bool             `yaml:"fail-on-inconclusive"`
 }
 
+// orDefaults gives a threshold left empty (or an alpha of 0) judge.Default's,
+// as a key the file leaves out.
+func (t *Thresholds) orDefaults() {
+	d := judge.Default
+	for _, f := range []struct {
+		v   *string
+		def string
+	}{{&t.MaxRegression, d.MaxRegression}, {&t.MaxErrorRate, d.MaxErrorRate},
+		{&t.NoiseFloor, d.NoiseFloor}, {&t.JobNoiseFloor, d.JobNoiseFloor}, {&t.JobNoisePrior, d.JobNoisePrior}} {
+		if *f.v == "" {
+			*f.v = f.def
+		}
+	}
+	if t.Alpha == 0 {
+		t.Alpha = d.Alpha
+	}
+}
+
 // BaselineConfig says where baselines live.
 type BaselineConfig struct {
 	Store  string `yaml:"store"`  // folder | branch
@@ -146,6 +164,7 @@ func ParseGate(b []byte, path string) (*Gate, error) {
 		}
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
+	g.Thresholds.orDefaults()
 	return &g, nil
 }
 
