@@ -81,7 +81,7 @@ func chromium(t *testing.T, page string, args ...string) []byte {
 	return out.Bytes()
 }
 
-// The four kinds of PR comment (the goldens of internal/cli) rendered as
+// The four kinds of PR comment (the goldens in testdata) rendered as
 // GitHub renders markdown and mermaid, in headless Chromium: each page
 // renders without a mermaid error and is not blank, and where there is a
 // baseline its percentile chart draws both series, the PR's bars and the
@@ -95,7 +95,7 @@ func TestCommentsRenderInChromium(t *testing.T) {
 	}
 	for _, name := range []string{"pass", "fail", "inconclusive", "no-baseline"} {
 		t.Run(name, func(t *testing.T) {
-			md, err := os.ReadFile(filepath.Join("..", "cli", "testdata", "compare", "comment-"+name+".md"))
+			md, err := os.ReadFile(filepath.Join("testdata", "comment-"+name+".md"))
 			if err != nil {
 				t.Fatal(err)
 			}
