@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/sim/pace"
 )
 
 // A streamed completion takes its connection over from net/http
@@ -77,7 +79,7 @@ func (s *Server) track(c net.Conn, on bool) {
 // (net/http's Shutdown does not know them.)
 func (s *Server) Close() error {
 	s.cancel()
-	s.pace.close()
+	s.pace.Close()
 	s.rxOnce.Do(func() {}) // (a Listener call after this holds nothing)
 	if s.rxRelease != nil {
 		s.rxRelease()
@@ -191,7 +193,11 @@ func (s *Server) streamConn(tk *takeover, r *http.Request, rp *reply, chunk func
 		return
 	}
 	truth.Gaps = make([]int64, 0, n)
-	st := &paced{n: n, chunk: chunk, due: s.exactDue(rp), eng: rp.eng, truth: truth, arrival: arrival, buf: make([]byte, 0, 512)}
+	last := time.Time{}
+	st := &pace.Stream{N: n, Chunk: chunk, Sched: rp.sched, Sent: func(k int, at time.Time) {
+		truth.chunk(k, arrival, last, at)
+		last = at
+	}}
 	defer func() {
 		if rp.sent < rp.n && !truth.Aborted { // faultDisconnect: reset the connection mid-stream
 			if tc, ok := tk.conn.(*net.TCPConn); ok {
@@ -205,61 +211,31 @@ func (s *Server) streamConn(tk *takeover, r *http.Request, rp *reply, chunk func
 	}
 	if sc, ok := tk.conn.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
-			st.rc, st.done, st.idx = rc, make(chan struct{}), -1
+			st.Conn = rc
+			if rp.eng != nil {
+				rp.eng.paced(st)
+			}
 			gone, stop := watchGone(tk)
-			s.pace.add(st)
+			s.pace.Add(st)
 			select {
-			case <-st.done:
+			case <-st.Done:
 			case <-gone:
-				if !s.pace.remove(st) {
-					<-st.done
+				if !s.pace.Remove(st) {
+					<-st.Done
 				}
 			}
 			stop()
 		}
 	}
-	if st.err != nil {
+	if st.Err != nil {
 		truth.Aborted, tk.closeNow = true, true
 		return
 	}
 	// What the pacer could not write (or all of it, on a connection
 	// without a file descriptor) goes out from here, blocking.
-	if len(st.rest) > 0 {
-		if _, err := tk.conn.Write(st.rest); err != nil {
-			truth.Aborted, tk.closeNow = true, true
-			return
-		}
-		st.stamp(time.Now())
-		st.k++
-	}
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for ; st.k < st.n; st.k++ {
-		due := time.Time{}
-		if st.eng != nil {
-			var ok bool
-			if due, ok = s.waitDue(st.eng, st.k, nil); !ok {
-				truth.Aborted, tk.closeNow = true, true
-				return
-			}
-		} else {
-			due = st.due(st.k)
-		}
-		if d := time.Until(due); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-timer.C:
-			case <-s.ctx.Done():
-				truth.Aborted, tk.closeNow = true, true
-				return
-			}
-		}
-		st.buf = chunk(st.k, st.buf[:0])
-		if _, err := tk.conn.Write(st.buf); err != nil {
-			truth.Aborted, tk.closeNow = true, true
-			return
-		}
-		st.stamp(time.Now())
+	if st.Finish(s.ctx, tk.conn, func(k int) (time.Time, bool) { return s.dueOf(rp, k, nil) }) != nil {
+		truth.Aborted, tk.closeNow = true, true
+		return
 	}
 	if s.cfg.CloseAfterStream {
 		tk.closeNext = true

@@ -14,28 +14,60 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
+	"github.com/aiperf-action/aiperf-action/internal/sim/pace"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
 // engSeq is one request in engine mode: the model's sequence, and the due
 // times of its tokens as the engine publishes them, step by step.
+// It is the stream's pace.Schedule.
 type engSeq struct {
 	seq     engine.Seq
 	arrival time.Time
-	dues    []time.Time   // guarded by pacer.mu
-	st      *paced        // its stream in the pacer, once added (guarded by pacer.mu)
+	mu      sync.Mutex
+	dues    []time.Time   // guarded by mu
+	st      *pace.Stream  // its stream in the pacer, once it has one (guarded by mu)
 	notify  chan struct{} // poked at each new due, for the blocking writers
 	cached  atomic.Int64  // prompt tokens found in the prefix cache
 	stallAt int           // faultStall: tokens from this one on go out stall later (−1: none)
 	stall   time.Duration
 }
 
-// dueAt is token k's due time, stall applied (k < len(dues); under pacer.mu).
-func (es *engSeq) dueAt(k int) time.Time {
-	if es.stallAt >= 0 && k >= es.stallAt {
-		return es.dues[k].Add(es.stall)
+// Due is token k's due time, stall applied, once the engine has run the
+// step that makes it.
+func (es *engSeq) Due(k int) (time.Time, bool) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if k >= len(es.dues) {
+		return time.Time{}, false
 	}
-	return es.dues[k]
+	if es.stallAt >= 0 && k >= es.stallAt {
+		return es.dues[k].Add(es.stall), true
+	}
+	return es.dues[k], true
+}
+
+// paced gives es its stream in the pacer, for publish to wake.
+func (es *engSeq) paced(st *pace.Stream) {
+	es.mu.Lock()
+	es.st = st
+	es.mu.Unlock()
+}
+
+// wait blocks until token k's due time is known, or gone or done closes.
+func (es *engSeq) wait(k int, gone, done <-chan struct{}) (time.Time, bool) {
+	for {
+		if t, ok := es.Due(k); ok {
+			return t, true
+		}
+		select {
+		case <-es.notify:
+		case <-gone:
+			return time.Time{}, false
+		case <-done:
+			return time.Time{}, false
+		}
+	}
 }
 
 // engineRun drives an engine.Engine in real time. One goroutine runs its
@@ -53,12 +85,13 @@ type engineRun struct {
 	inbox []*engSeq
 	gone  []*engSeq
 	kick  chan struct{}
-	pace  *pacer
+	pace  *pace.Pacer
+	woken []*pace.Stream // publish's, reused
 	lag   *hdr.Histogram // µs the engine woke after each step's end
 }
 
-func newEngineRun(cfg engine.Config, pace *pacer) *engineRun {
-	return &engineRun{eng: engine.New(cfg), fe: engine.NewFrontend(cfg), kick: make(chan struct{}, 1), pace: pace, lag: hdr.New(1, 60_000_000, 3)}
+func newEngineRun(cfg engine.Config, p *pace.Pacer) *engineRun {
+	return &engineRun{eng: engine.New(cfg), fe: engine.NewFrontend(cfg), kick: make(chan struct{}, 1), pace: p, lag: hdr.New(1, 60_000_000, 3)}
 }
 
 func (r *engineRun) poke() {
@@ -190,52 +223,23 @@ func (r *engineRun) loop(ctx context.Context) {
 // publish gives each emitted sequence its next token's due time, and puts
 // a stream parked for it back into the pacer.
 func (r *engineRun) publish(emitted []*engine.Seq, due time.Time) {
-	p := r.pace
-	first := false
-	p.mu.Lock()
+	woken := r.woken[:0]
 	for _, s := range emitted {
 		es := s.Ref.(*engSeq)
+		es.mu.Lock()
 		es.dues = append(es.dues, due)
-		if st := es.st; st != nil && st.parked && st.k == len(es.dues)-1 {
-			st.parked = false
-			first = p.scheduleLocked(st) || first
+		if es.st != nil {
+			woken = append(woken, es.st)
 		}
+		es.mu.Unlock()
 		select {
 		case es.notify <- struct{}{}:
 		default:
 		}
 	}
-	p.mu.Unlock()
-	p.kick(first)
-}
-
-// waitDue blocks until token k's due time is known (or gone closes).
-func (s *Server) waitDue(es *engSeq, k int, gone <-chan struct{}) (time.Time, bool) {
-	for {
-		s.pace.mu.Lock()
-		if k < len(es.dues) {
-			t := es.dueAt(k)
-			s.pace.mu.Unlock()
-			return t, true
-		}
-		s.pace.mu.Unlock()
-		select {
-		case <-es.notify:
-		case <-gone:
-			return time.Time{}, false
-		case <-s.ctx.Done():
-			return time.Time{}, false
-		}
-	}
-}
-
-// tokenDue is when token k of a request is due: from the exact schedule,
-// or, in engine mode, when the engine has said.
-func (s *Server) tokenDue(es *engSeq, arrival time.Time, k int, gone <-chan struct{}) (time.Time, bool) {
-	if es == nil {
-		return s.due(arrival, k), true
-	}
-	return s.waitDue(es, k, gone)
+	r.pace.Known(woken...)
+	clear(woken)
+	r.woken = woken[:0]
 }
 
 // promptHashes are the chained block hashes of a request's prompt words,
@@ -265,12 +269,11 @@ func (s *Server) engineHandler(w http.ResponseWriter, r *http.Request) {
 	lag := map[string]float64{"p50_us": float64(s.engine.lag.ValueAtQuantile(50)), "p99_us": float64(s.engine.lag.ValueAtQuantile(99)),
 		"max_us": float64(s.engine.lag.Max()), "steps": float64(s.engine.lag.TotalCount())}
 	s.engine.mu.Unlock()
-	s.pace.mu.Lock()
-	q := func(l *hdr.Histogram) map[string]float64 {
-		return map[string]float64{"p50_us": float64(l.ValueAtQuantile(50)), "p99_us": float64(l.ValueAtQuantile(99)), "max_us": float64(l.Max()), "n": float64(l.TotalCount())}
+	chunk, step, _ := s.pace.Lateness()
+	q := func(l pace.Lag) map[string]float64 {
+		return map[string]float64{"p50_us": l.P50, "p99_us": l.P99, "max_us": l.Max, "n": float64(l.N)}
 	}
-	late, stepLate := q(s.pace.late), q(s.pace.stepLate)
-	s.pace.mu.Unlock()
+	late, stepLate := q(chunk), q(step)
 	b, _ := json.Marshal(map[string]any{"stats": st, "wake_lag": lag, "write_lag": late, "step_write_lag": stepLate, "config": s.cfg.Engine})
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(b)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
+	"github.com/aiperf-action/aiperf-action/internal/sim/pace"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
@@ -141,6 +142,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, sh shape) {
 		s.metrics.observe(&truth)
 	}()
 	rp := &reply{sh: sh, n: n, finish: finish, h: h, arrival: arrival, usage: usage, truth: &truth, eng: es, fault: f, badAt: -1, sent: n}
+	if es != nil {
+		rp.sched = es
+	} else {
+		rp.sched = s.exactDue(rp)
+	}
 	if sh.roleChunk {
 		rp.reason = min(s.cfg.ReasoningTokens, n)
 	}
@@ -226,7 +232,8 @@ type reply struct {
 	withUsage bool // a usage chunk before [DONE] (stream_options.include_usage)
 	usage     string
 	truth     *Truth
-	eng       *engSeq // engine mode
+	eng       *engSeq       // engine mode
+	sched     pace.Schedule // when each chunk is due: exactDue's, or eng
 	fault     fault
 	reason    int // the first tokens that are reasoning (chat, ReasoningTokens)
 	idStr     string
@@ -241,8 +248,8 @@ type reply struct {
 	sgWords int
 }
 
-// dueOf is when chunk k is due (in exact mode, with a stall applied).
-func (s *Server) exactDue(rp *reply) func(k int) time.Time {
+// exactDue is the exact model's schedule for rp, with a stall applied.
+func (s *Server) exactDue(rp *reply) pace.Exact {
 	stallAt, stall := -1, time.Duration(0)
 	if rp.fault == faultStall {
 		stallAt, stall = rp.n/2, s.cfg.Faults.Stall
@@ -254,6 +261,16 @@ func (s *Server) exactDue(rp *reply) func(k int) time.Time {
 		}
 		return t
 	}
+}
+
+// dueOf is when rp's chunk k is due, waiting in engine mode until the
+// engine has said; false when gone closes or the server does first.
+func (s *Server) dueOf(rp *reply, k int, gone <-chan struct{}) (time.Time, bool) {
+	if rp.eng != nil {
+		return rp.eng.wait(k, gone, s.ctx.Done())
+	}
+	t, _ := rp.sched.Due(k)
+	return t, true
 }
 
 // usageJSON is the usage object, with the cached prompt tokens in engine mode.
@@ -306,18 +323,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rp *reply) {
 	buf := make([]byte, 0, 512)
 	var last time.Time
 	truth.Gaps = make([]int64, 0, n)
-	exact := s.exactDue(rp)
 	for k := 0; k < n; k++ {
 		if k == rp.sent {
 			panic(http.ErrAbortHandler) // faultDisconnect: drop the connection mid-stream
 		}
-		due := exact(k)
-		if rp.eng != nil {
-			var ok bool
-			if due, ok = s.waitDue(rp.eng, k, r.Context().Done()); !ok {
-				truth.Aborted = true
-				return
-			}
+		due, ok := s.dueOf(rp, k, r.Context().Done())
+		if !ok {
+			truth.Aborted = true
+			return
 		}
 		if !waitUntil(r, timer, due) {
 			truth.Aborted = true
@@ -441,13 +454,10 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, rp *reply) {
 	if rp.fault == faultDisconnect {
 		panic(http.ErrAbortHandler)
 	}
-	due := s.exactDue(rp)(n - 1)
-	if rp.eng != nil {
-		var ok bool
-		if due, ok = s.waitDue(rp.eng, n-1, r.Context().Done()); !ok {
-			truth.Aborted = true
-			return
-		}
+	due, ok := s.dueOf(rp, n-1, r.Context().Done())
+	if !ok {
+		truth.Aborted = true
+		return
 	}
 	if !waitUntil(r, timer, due) {
 		truth.Aborted = true

@@ -25,7 +25,7 @@ import (
 	"sync"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/aiperf-action/aiperf-action/internal/sim/pace"
 
 	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
 )
@@ -114,7 +114,7 @@ type Server struct {
 	mux       *http.ServeMux
 	metrics   simMetrics
 
-	pace   *pacer          // one for all streams: see pacer
+	pace   *pace.Pacer     // one for all streams: see pace
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
 	connMu sync.Mutex
@@ -139,7 +139,7 @@ func New(cfg Config) *Server {
 	if cfg.Model == "" {
 		cfg.Model = DefaultConfig.Model
 	}
-	s := &Server{cfg: cfg, created: time.Now().Unix(), mux: http.NewServeMux(), pace: newPacer(), speed: 1}
+	s := &Server{cfg: cfg, created: time.Now().Unix(), mux: http.NewServeMux(), pace: pace.New(cfg.Mode == "engine"), speed: 1}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if cfg.SpeedJitter > 0 {
 		s.speed = math.Exp(cfg.SpeedJitter * rand.New(rand.NewPCG(cfg.SpeedSeed, 0x5bd1e995)).NormFloat64())
@@ -150,7 +150,6 @@ func New(cfg Config) *Server {
 			ec.Speed = 1
 		}
 		ec.Speed *= s.speed
-		s.pace.late, s.pace.stepLate = hdr.New(1, 60_000_000, 3), hdr.New(1, 60_000_000, 3)
 		s.engine = newEngineRun(ec, s.pace)
 		go s.engine.loop(s.ctx)
 		s.mux.HandleFunc("POST /reset_prefix_cache", func(w http.ResponseWriter, r *http.Request) {
