@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // In engine mode the pacer writes each stream's tokens as the engine's
@@ -51,6 +52,7 @@ func TestEngineModeStreamsThroughPacer(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+	s.Settle(10 * time.Second) // a truth is kept just after its stream's last write
 	truths := s.Truths()
 	if len(truths) != streams {
 		t.Fatalf("%d truths", len(truths))
