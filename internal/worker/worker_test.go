@@ -25,6 +25,7 @@ type ctrl struct {
 	pull   zmq4.Socket
 	msgs   chan wire.Control
 	recs   chan record.Batch
+	exited atomic.Int32 // the worker's Exit code, once it called it
 }
 
 func newCtrl(t *testing.T) (*ctrl, Options) {
@@ -65,9 +66,33 @@ func newCtrl(t *testing.T) (*ctrl, Options) {
 			}
 		}
 	}()
-	var exited atomic.Int32
 	return c, Options{ID: 3, Control: "tcp://" + c.router.Addr().String(), Records: "tcp://" + c.pull.Addr().String(),
-		Version: "test", Stderr: io.Discard, Exit: func(code int) { exited.Store(int32(code)) }}
+		Version: "test", Stderr: io.Discard, Exit: func(code int) { c.exited.Store(int32(code)) }}
+}
+
+// run starts the worker; its error comes on the channel when Run returns.
+func run(opt Options) <-chan error {
+	errc := make(chan error, 1)
+	go func() { errc <- Run(context.Background(), opt) }()
+	return errc
+}
+
+// bye says BYE and checks that Run then returns cleanly, never having
+// taken the fatal exit.
+func (c *ctrl) bye(errc <-chan error) {
+	c.t.Helper()
+	c.send(wire.Control{Type: wire.Bye})
+	select {
+	case err := <-errc:
+		if err != nil {
+			c.t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		c.t.Fatal("Run did not return after BYE")
+	}
+	if code := c.exited.Load(); code != 0 {
+		c.t.Fatalf("the worker took its fatal exit (%d)", code)
+	}
 }
 
 func (c *ctrl) send(m wire.Control) {
@@ -164,8 +189,7 @@ func entries(n int) []schedule.Entry {
 func TestWorkerProtocol(t *testing.T) {
 	c, opt := newCtrl(t)
 	srv := chatServer(t, 0)
-	errc := make(chan error, 1)
-	go func() { errc <- Run(context.Background(), opt) }()
+	errc := run(opt)
 	if h := c.expect(wire.Hello); h.Version != "test" || h.PID == 0 || h.Clock == 0 {
 		t.Fatalf("hello %+v", h)
 	}
@@ -190,15 +214,7 @@ func TestWorkerProtocol(t *testing.T) {
 			t.Fatalf("record %+v", r)
 		}
 	}
-	c.send(wire.Control{Type: wire.Bye})
-	select {
-	case err := <-errc:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after BYE")
-	}
+	c.bye(errc)
 }
 
 // STOP mid-phase cancels what is in flight and skips the later phase:
@@ -207,8 +223,7 @@ func TestWorkerProtocol(t *testing.T) {
 func TestWorkerStop(t *testing.T) {
 	c, opt := newCtrl(t)
 	srv := chatServer(t, time.Hour) // never answers
-	errc := make(chan error, 1)
-	go func() { errc <- Run(context.Background(), opt) }()
+	errc := run(opt)
 	c.expect(wire.Hello)
 	c.send(wire.Control{Type: wire.Shard, Shard: handMade(srv.URL, entries(50), entries(5))})
 	c.expect(wire.Ready)
@@ -225,15 +240,7 @@ func TestWorkerStop(t *testing.T) {
 			t.Fatalf("a request to a server that never answers succeeded: %+v", r)
 		}
 	}
-	c.send(wire.Control{Type: wire.Bye})
-	select {
-	case err := <-errc:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after STOP and BYE")
-	}
+	c.bye(errc)
 }
 
 // A shard this worker cannot run is refused in the handshake, before any
@@ -254,8 +261,7 @@ func TestWorkerRefusesShard(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, opt := newCtrl(t)
-			errc := make(chan error, 1)
-			go func() { errc <- Run(context.Background(), opt) }()
+			errc := run(opt)
 			c.expect(wire.Hello)
 			c.send(wire.Control{Type: wire.Shard, Shard: tc.shard})
 			select {

@@ -11,7 +11,7 @@ import (
 // call; ns/chunk is wall time over chunks written.
 func BenchmarkPacer(b *testing.B) {
 	const streams, chunks = 64, 64
-	s := newSink(b, true)
+	s := newSink(b)
 	p := New(true)
 	defer p.Close()
 	sts := make([]*Stream, streams)

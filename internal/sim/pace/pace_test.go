@@ -13,12 +13,12 @@ import (
 )
 
 // sink accepts connections on loopback and reads (and drops) what each
-// one sends, or, with read false, never reads.
+// one sends.
 type sink struct {
 	ln net.Listener
 }
 
-func newSink(t testing.TB, read bool) *sink {
+func newSink(t testing.TB) *sink {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -33,9 +33,6 @@ func newSink(t testing.TB, read bool) *sink {
 				return
 			}
 			t.Cleanup(func() { c.Close() })
-			if !read {
-				continue // never read: the client's socket fills
-			}
 			go func() {
 				buf := make([]byte, 4096)
 				for {
@@ -63,8 +60,8 @@ func (s *sink) dial(t testing.TB) (net.Conn, syscall.RawConn) {
 	return c, rc
 }
 
-// stream is n one-byte chunks ("0", "1", …), each due every after start,
-// recording when each went out.
+// stream is n one-byte chunks ("0", "1", …) due on sched, recording when
+// each went out.
 func stream(rc syscall.RawConn, n int, sched Schedule) (*Stream, *[]time.Time) {
 	var sent []time.Time
 	return &Stream{Conn: rc, N: n, Sched: sched,
@@ -90,7 +87,7 @@ func waitDone(t *testing.T, st *Stream) {
 // time: a pacer that has been closed never reaches the timer of the next
 // (its descriptor number is soon reused).
 func TestPacersInARow(t *testing.T) {
-	s := newSink(t, true)
+	s := newSink(t)
 	for i := 0; i < 200; i++ {
 		p := New(false)
 		c, rc := s.dial(t)
@@ -109,7 +106,7 @@ func TestPacersInARow(t *testing.T) {
 // No chunk goes out before its due time, and they go out in due order
 // across streams whose schedules interleave.
 func TestChunksNotBeforeDue(t *testing.T) {
-	s := newSink(t, true)
+	s := newSink(t)
 	p := New(true)
 	defer p.Close()
 	start := time.Now().Add(20 * time.Millisecond)
@@ -170,7 +167,7 @@ func (l *learned) publish(t time.Time) {
 // Known says its schedule has more; Known on a stream not parked (or not
 // added yet) changes nothing.
 func TestParkedUntilKnown(t *testing.T) {
-	s := newSink(t, true)
+	s := newSink(t)
 	p := New(false)
 	defer p.Close()
 	_, rc := s.dial(t)
@@ -203,7 +200,7 @@ func TestParkedUntilKnown(t *testing.T) {
 // Remove takes a waiting stream (queued or parked) back for the caller
 // with ErrGone.
 func TestRemove(t *testing.T) {
-	s := newSink(t, true)
+	s := newSink(t)
 	p := New(false)
 	defer p.Close()
 	_, rc := s.dial(t)
