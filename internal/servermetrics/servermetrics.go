@@ -131,7 +131,7 @@ func Summarize(samples []*Sample) map[string]Summary {
 			s.Avg, s.Max = f(sum/float64(len(vals))), f(vals[len(vals)-1])
 			s.P99 = f(vals[max(0, int(math.Ceil(0.99*float64(len(vals))))-1)])
 		case dto.MetricType_COUNTER:
-			d := sumValues(fam) - sumValues(first.Families[name])
+			d := increase(samples, name)
 			s.Delta = f(d)
 			if span > 0 {
 				s.Rate = f(d / span)
@@ -139,14 +139,22 @@ func Summarize(samples []*Sample) map[string]Summary {
 		case dto.MetricType_HISTOGRAM:
 			b1, c1 := buckets(fam)
 			b0, c0 := buckets(first.Families[name])
-			for i := range c1 {
-				if i < len(c0) && b0[i] == b1[i] {
-					c1[i] -= c0[i]
+			// A count that went down means the server restarted: the last
+			// scrape's observations are then all the run's that it kept.
+			if len(c0) == 0 || c0[len(c0)-1] <= c1[len(c1)-1] {
+				for i := range c1 {
+					if i < len(c0) && b0[i] == b1[i] {
+						c1[i] -= c0[i]
+					}
 				}
 			}
 			if n := c1[len(c1)-1]; n > 0 {
 				s.Count = f(n)
-				s.P50, s.P90, s.P99 = f(quantile(0.5, b1, c1)), f(quantile(0.9, b1, c1)), f(quantile(0.99, b1, c1))
+				// With no finite bucket there is nothing to interpolate
+				// in: the count stands, the percentiles are left out.
+				if len(b1) > 1 {
+					s.P50, s.P90, s.P99 = f(quantile(0.5, b1, c1)), f(quantile(0.9, b1, c1)), f(quantile(0.99, b1, c1))
+				}
 			}
 		default:
 			continue
@@ -154,6 +162,27 @@ func Summarize(samples []*Sample) map[string]Summary {
 		out[name] = s
 	}
 	return out
+}
+
+// increase is a counter family's increase over the samples, as
+// Prometheus's increase() counts it: a value lower than the one before is
+// a reset (the server restarted), after which the counter counts from zero.
+func increase(samples []*Sample, name string) float64 {
+	d, prev := 0.0, sumValues(samples[0].Families[name])
+	for _, smp := range samples[1:] {
+		fm, ok := smp.Families[name]
+		if !ok {
+			continue
+		}
+		v := sumValues(fm)
+		if v >= prev {
+			d += v - prev
+		} else {
+			d += v
+		}
+		prev = v
+	}
+	return d
 }
 
 // sumValues adds up a gauge's or counter's series.
@@ -217,10 +246,7 @@ func quantile(q float64, bounds, counts []float64) float64 {
 			continue
 		}
 		if math.IsInf(bounds[i], 1) {
-			if i > 0 {
-				return bounds[i-1]
-			}
-			return math.NaN()
+			return bounds[i-1] // the caller gives at least one finite bound
 		}
 		lo, below := 0.0, 0.0
 		if i > 0 {
