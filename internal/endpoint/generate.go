@@ -172,9 +172,13 @@ func parseSGLang(data []byte) (Chunk, error) {
 			var f struct {
 				Type string `json:"type"`
 			}
-			if json.Unmarshal(m.FinishReason, &f) == nil && f.Type != "" {
+			var plain string
+			switch {
+			case json.Unmarshal(m.FinishReason, &f) == nil && f.Type != "":
 				c.Finish = f.Type
-			} else {
+			case json.Unmarshal(m.FinishReason, &plain) == nil:
+				c.Finish = plain // (a bare reason is read too)
+			default:
 				c.Finish = string(m.FinishReason)
 			}
 		}
