@@ -35,7 +35,11 @@ import (
 
 // Config is one calibration's settings.
 type Config struct {
-	URL            string
+	URL string
+	// Against is a truth server that reports its own timings at /stats
+	// (TruthStats): the steps load it and compare percentiles with its
+	// own, instead of joining each request with serve's record of it.
+	Against        string
 	TTFT, ITL      time.Duration
 	OSL, ISL       int
 	Steps          string
@@ -111,6 +115,10 @@ type Calibration struct {
 	Steps        []Step  `json:"steps"`
 	TrustedUpTo  int     `json:"trusted_up_to"` // highest concurrency within bounds (0: none)
 	EndpointType string  `json:"endpoint_type"`
+	// Truth is what the errors are measured against: serve's record of
+	// each request, or a truth server's own percentiles (--against).
+	Truth   string `json:"truth"`
+	Against string `json:"against,omitempty"`
 }
 
 // Check checks every setting at once and returns the concurrency steps.
@@ -136,6 +144,12 @@ func (f *Config) Check() ([]int, error) {
 	}
 	if !(f.Duration > 0) {
 		errs = append(errs, fmt.Errorf("--duration %g: must be positive", f.Duration))
+	}
+	if f.Against != "" && f.URL != "" {
+		errs = append(errs, fmt.Errorf("--against %s and --url %s: give one (--url is an exact-mode serve, --against any truth server with /stats)", f.Against, f.URL))
+	}
+	if f.Against != "" && !strings.HasPrefix(f.Against, "http://") && !strings.HasPrefix(f.Against, "https://") {
+		errs = append(errs, fmt.Errorf("--against %q: want the server's base URL, http://host:port", f.Against))
 	}
 	if f.Workers < 0 {
 		errs = append(errs, fmt.Errorf("--workers %d: must not be negative", f.Workers))
@@ -198,6 +212,19 @@ func startServe(ctx context.Context, ttft, itl time.Duration, maxLen int) (strin
 // measured ends the calibration with the steps so far and an error.
 func Run(ctx context.Context, f *Config, steps []int, log io.Writer) (*Calibration, error) {
 	url := f.URL
+	ideal := f.TTFT + time.Duration(f.OSL-1)*f.ITL
+	truth := "serve's record of each request"
+	if f.Against != "" {
+		s, err := fetchStats(ctx, f.Against, "")
+		if err != nil {
+			return nil, err
+		}
+		if s.CfgTTFT != nil && s.CfgITL != nil && *s.CfgTTFT > 0 && *s.CfgITL > 0 {
+			f.TTFT, f.ITL = time.Duration(*s.CfgTTFT*1e6), time.Duration(*s.CfgITL*1e6)
+			ideal = f.TTFT + time.Duration(f.OSL-1)*f.ITL
+		}
+		url, truth = f.Against, f.Against+"/stats (the server's own percentiles)"
+	}
 	if url == "" {
 		u, stop, err := startServe(ctx, f.TTFT, f.ITL, f.OSL)
 		if err != nil {
@@ -215,7 +242,7 @@ func Run(ctx context.Context, f *Config, steps []int, log io.Writer) (*Calibrati
 		defer os.RemoveAll(tmp)
 		root = tmp
 	}
-	cal := &Calibration{TTFTMs: ms(f.TTFT), ITLMs: ms(f.ITL), OSL: f.OSL, DurationS: f.Duration, RampS: f.Ramp, Bounds: f.Bounds, EndpointType: cmp.Or(f.EndpointType, config.EndpointChat)}
+	cal := &Calibration{TTFTMs: ms(f.TTFT), ITLMs: ms(f.ITL), OSL: f.OSL, DurationS: f.Duration, RampS: f.Ramp, Bounds: f.Bounds, EndpointType: cmp.Or(f.EndpointType, config.EndpointChat), Truth: truth, Against: f.Against}
 	for i := 0; i < len(steps) || (len(cal.Steps) > 0 && cal.Steps[len(cal.Steps)-1].Pass); i++ {
 		c := 0
 		if i < len(steps) {
@@ -227,7 +254,14 @@ func Run(ctx context.Context, f *Config, steps []int, log io.Writer) (*Calibrati
 			break
 		}
 		fmt.Fprintf(log, "calibrate: concurrency %d for %gs ...\n", c, f.Duration)
-		st, err := step(ctx, f, url, c, filepath.Join(root, fmt.Sprintf("c%d", c)))
+		dir := filepath.Join(root, fmt.Sprintf("c%d", c))
+		var st *Step
+		var err error
+		if f.Against != "" {
+			st, err = stepAgainst(ctx, f, url, c, dir, ideal)
+		} else {
+			st, err = step(ctx, f, url, c, dir)
+		}
 		if err != nil {
 			return cal, fmt.Errorf("concurrency %d: %w", c, err)
 		}
@@ -259,14 +293,7 @@ func step(ctx context.Context, f *Config, url string, c int, dir string) (*Step,
 	} else {
 		resp.Body.Close()
 	}
-	p := config.DefaultProfile
-	p.Model, p.URL, p.Streaming = "calibrate", url, true
-	if f.EndpointType != "" {
-		p.EndpointType = f.EndpointType
-	}
-	p.Tokenizer = f.Tokenizer
-	p.RequestTemplate, p.ResponseField, p.Endpoint = f.RequestTemplate, f.ResponseField, f.Endpoint
-	p.Concurrency, p.ConcurrencySet = c, true
+	p := profileFor(f, url, c, dir)
 	// The streams start over the ramp and the window after it is measured:
 	// what is compared is the steady state, not 512 connections dialled in
 	// the same millisecond and kept in lockstep ever after by a server whose
@@ -276,19 +303,7 @@ func step(ctx context.Context, f *Config, url string, c int, dir string) (*Step,
 		p.ConcurrencyRampDuration = f.Ramp
 	}
 	from, to := int64(f.Ramp*1e9), int64((f.Ramp+f.Duration)*1e9)
-	p.ISLMean, p.OSLMean = f.ISL, f.OSL
-	p.ExtraInputs = []string{"ignore_eos:true"}
-	if k, err := endpoint.For(p.EndpointType); err == nil {
-		if endpoint.TraitsOf(k).Unbounded {
-			// (serve reads max_tokens from any body)
-			p.OSLMean, p.ExtraInputs = 0, append(p.ExtraInputs, fmt.Sprintf("max_tokens:%d", f.OSL))
-		}
-	}
-	p.Seed, p.SeedSet = 1, true
-	p.Workers = f.Workers
-	p.MaxErrorRate = 100
-	p.ArtifactDir = dir
-	res, err := run.Profile(ctx, &p, run.Options{Cmdline: "aiperf-action calibrate", Stderr: io.Discard, KeepRecords: true})
+	res, err := run.Profile(ctx, p, run.Options{Cmdline: "aiperf-action calibrate", Stderr: io.Discard, KeepRecords: true})
 	if res == nil {
 		return nil, fmt.Errorf("the profile run failed (exit %d): %v", run.ExitCode(err), err)
 	}

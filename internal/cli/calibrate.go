@@ -21,6 +21,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		Bounds: calibrate.Bounds{TTFTP50Ms: 1, TTFTP99Ms: 5, ITLP99Ms: 3, MinRate: 97}}
 	format, output := "text", ""
 	fs.StringVarP(&f.URL, "url", "u", "", "an exact-mode `serve` to use (default: start one)")
+	fs.StringVar(&f.Against, "against", "", "a truth server that reports its own timings at /stats (truthmock's shape, docs/calibrate.md): load it and compare with its figures instead of serve's")
 	fs.DurationVar(&f.TTFT, "ttft", f.TTFT, "the simulator's time to first token")
 	fs.DurationVar(&f.ITL, "itl", f.ITL, "the simulator's inter-token latency")
 	fs.IntVar(&f.OSL, "osl", f.OSL, "output tokens per request")

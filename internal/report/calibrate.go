@@ -10,7 +10,11 @@ import (
 
 // Calibration renders calibrate's table.
 func Calibration(w io.Writer, cal *calibrate.Calibration) {
-	fmt.Fprintf(w, "aiperf-action calibrate: exact-mode server, %s streams, TTFT %g ms, ITL %g ms, %d tokens; per step a %gs ramp, then %gs measured\n\n", cal.EndpointType, cal.TTFTMs, cal.ITLMs, cal.OSL, cal.RampS, cal.DurationS)
+	if cal.Against != "" {
+		fmt.Fprintf(w, "aiperf-action calibrate: against %s, %s streams, TTFT %g ms, ITL %g ms, %d tokens; per step one warmup request a stream, then about %gs measured; ITL p99 err is the chunk-gap p99's\n\n", cal.Truth, cal.EndpointType, cal.TTFTMs, cal.ITLMs, cal.OSL, cal.DurationS)
+	} else {
+		fmt.Fprintf(w, "aiperf-action calibrate: exact-mode server, %s streams, TTFT %g ms, ITL %g ms, %d tokens; per step a %gs ramp, then %gs measured\n\n", cal.EndpointType, cal.TTFTMs, cal.ITLMs, cal.OSL, cal.RampS, cal.DurationS)
+	}
 	fmt.Fprintln(w, "  conc  workers   rate(ach/ideal)  TTFT p50 err  TTFT p99 err  ITL p99 err  lag p99   read p99   client CPU/proc     chunks/s  CPU µs/chunk  steal  ok")
 	for _, s := range cal.Steps {
 		var cpus []string
