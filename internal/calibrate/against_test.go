@@ -52,7 +52,9 @@ func TestFetchStatsNamesWhatIsMissing(t *testing.T) {
 // rate against the ideal, and refuses counts that differ.
 func TestCompareWithTheServersFigures(t *testing.T) {
 	t.Parallel()
-	dist := func(p50, p99 float64) metrics.Metric { return metrics.Metric{Dist: &metrics.Dist{P50: p50, P99: p99, Count: 4}} }
+	dist := func(p50, p99 float64) metrics.Metric {
+		return metrics.Metric{Dist: &metrics.Dist{P50: p50, P99: p99, Count: 4}}
+	}
 	rr := &result.Run{Metrics: map[string]metrics.Metric{
 		metrics.TTFT: dist(21, 30), metrics.TTFTFromWrite: dist(20.5, 29), metrics.ICL: dist(10, 12),
 		metrics.RequestTput: {Rate: &metrics.Rate{Value: 380}},
