@@ -95,7 +95,7 @@ func stepAgainst(ctx context.Context, f *Config, base string, c int, dir string,
 	}
 	p := profileFor(f, base, c, dir)
 	p.RequestCount, p.WarmupRequestCount = requests, warmup
-	res, err := run.Profile(ctx, p, run.Options{Cmdline: "aiperf-action calibrate --against", Stderr: io.Discard, KeepRecords: true})
+	res, err := run.Profile(ctx, p, run.Options{Cmdline: "aiperf-action calibrate --against", Stderr: io.Discard})
 	if res == nil {
 		return nil, fmt.Errorf("the profile run failed (exit %d): %v", run.ExitCode(err), err)
 	}
@@ -106,15 +106,12 @@ func stepAgainst(ctx context.Context, f *Config, base string, c int, dir string,
 	rr := res.Run
 	st := &Step{Concurrency: c, Workers: rr.ToolHealth.Workers, Errors: rr.Counts.Errors - rr.Counts.Cancelled}
 	st.IdealRate = float64(c) / ideal.Seconds()
-	for _, r := range res.Records {
-		if !r.Warmup {
-			st.chunks += len(r.Chunks)
-		}
-	}
-	st.windowChunks = st.chunks
 	if err := st.compare(rr, truth); err != nil {
 		return nil, err
 	}
+	// Every measured stream's chunks: its first, and one a gap after it.
+	st.chunks = int(rr.Metrics[metrics.TTFT].Dist.Count + rr.Metrics[metrics.ICL].Dist.Count)
+	st.windowChunks = st.chunks
 	st.health(&rr.ToolHealth, rr.DurationS)
 	st.check(f.Bounds)
 	return st, nil
