@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/sim/pace"
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 
 	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
 )
@@ -139,6 +140,12 @@ func New(cfg Config) *Server {
 	if cfg.Model == "" {
 		cfg.Model = DefaultConfig.Model
 	}
+	// The tokenizer counts prompts and gives the words of every response:
+	// loaded here, before the first request arrives, not lazily inside the
+	// first request's modelled time (where it made a fresh server's first
+	// TTFT the load's length, and its next tokens catch up microseconds
+	// apart).
+	tokenizer.Builtin()
 	s := &Server{cfg: cfg, created: time.Now().Unix(), mux: http.NewServeMux(), pace: pace.New(cfg.Mode == "engine"), speed: 1}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if cfg.SpeedJitter > 0 {

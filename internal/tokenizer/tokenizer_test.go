@@ -326,7 +326,7 @@ func TestHeapMergeIsTheScan(t *testing.T) {
 			}
 			return ps
 		}
-		rank := func(a, b part) (int, bool) { v, ok := tk.ranks[piece[a.lo:b.hi]]; return v, ok }
+		rank := func(a, b part) (int, bool) { v, ok := tk.ranks[piece[a.lo:b.hi]]; return int(v), ok }
 		join := func(a, b part) part { return part{a.lo, b.hi} }
 		if s, hp := scanMerge(mk(), rank, join), heapMerge(mk(), rank, join); !slices.Equal(s, hp) {
 			t.Fatalf("tiktoken %q: scan %v, heap %v", piece, s, hp)
