@@ -60,6 +60,7 @@ type ArtifactScenario struct {
 	CandidateRuns  int           `json:"candidate_runs"`
 	Paired         bool          `json:"paired,omitempty"`
 	ProfileChanged string        `json:"profile_changed,omitempty"`
+	Broken         string        `json:"broken,omitempty"`     // why its runs are no measurement (it fails)
 	Comparison     *judge.Report `json:"comparison,omitempty"` // nil: no baseline yet
 }
 
@@ -68,7 +69,7 @@ func NewArtifact(rep *Report, pr int, headSHA, commentKey string) *Artifact {
 	a := &Artifact{Schema: ArtifactSchema, Verdict: rep.Verdict, PR: pr, HeadSHA: headSHA, CommentKey: commentKey, Meta: rep.Meta}
 	for _, s := range rep.Scenarios {
 		a.Scenarios = append(a.Scenarios, ArtifactScenario{Name: s.Name, Verdict: s.Verdict(), BaselineSource: s.BaselineSource,
-			BaselineRuns: s.BaselineCount(), CandidateRuns: s.CandidateCount(), Paired: s.Paired, ProfileChanged: s.ProfileChanged, Comparison: s.Compare})
+			BaselineRuns: s.BaselineCount(), CandidateRuns: s.CandidateCount(), Paired: s.Paired, ProfileChanged: s.ProfileChanged, Broken: s.Broken, Comparison: s.Compare})
 	}
 	return a
 }
@@ -153,10 +154,13 @@ func (a *Artifact) report() (*Report, error) {
 		if len(as.ProfileChanged) > 4*maxText {
 			bad("%s.profile_changed: longer than %d bytes", at, 4*maxText)
 		}
+		if len(as.Broken) > 4*maxText {
+			bad("%s.broken: longer than %d bytes", at, 4*maxText)
+		}
 		if as.BaselineRuns < 0 || as.CandidateRuns < 0 || as.BaselineRuns > 100000 || as.CandidateRuns > 10000 {
 			bad("%s: run counts out of range", at)
 		}
-		s := Scenario{Name: as.Name, BaselineSource: as.BaselineSource, Paired: as.Paired, ProfileChanged: as.ProfileChanged, baselineN: as.BaselineRuns, candidateN: as.CandidateRuns}
+		s := Scenario{Name: as.Name, BaselineSource: as.BaselineSource, Paired: as.Paired, ProfileChanged: as.ProfileChanged, Broken: as.Broken, baselineN: as.BaselineRuns, candidateN: as.CandidateRuns}
 		if c := as.Comparison; c != nil {
 			checkComparison(c, at+".comparison", bad)
 			if c.Comparison != nil {

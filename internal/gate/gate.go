@@ -40,6 +40,9 @@ type gate struct {
 	cfg *config.Gate
 	gh  *github.Client
 	job string // this invocation's job, recorded in every run it makes
+	// maxErr is the thresholds' max-error-rate, a fraction: a run with
+	// more failures is no measurement (brokenRun).
+	maxErr float64
 }
 
 func (g *gate) logf(format string, a ...any) { fmt.Fprintf(g.opt.Stdout, format+"\n", a...) }
@@ -177,8 +180,10 @@ func (g *gate) check() error {
 		}
 	}
 	jc := g.judgeConfig()
-	if _, err := jc.Parse(); err != nil {
+	if st, err := jc.Parse(); err != nil {
 		errs = append(errs, fmt.Errorf("config %s: thresholds: %w", g.opt.ConfigPath, err))
+	} else {
+		g.maxErr = st.MaxErrorRate
 	}
 	return errors.Join(errs...)
 }
@@ -220,12 +225,18 @@ func (g *gate) scenarioProfile(sc map[string]any, target string, i int) (*config
 func (g *gate) runScenarios(ctx context.Context, target, baseTarget string, cmp *comparer) ([]Scenario, error) {
 	var out []Scenario
 	for k, sc := range g.cfg.Scenarios {
-		if k == 0 && g.cfg.Warmup {
-			for _, t := range []string{baseTarget, target} {
-				if t == "" {
+		if k == 0 {
+			for _, t := range []struct{ url, name string }{{baseTarget, "baseline-server"}, {target, "server"}} {
+				if t.url == "" {
 					continue
 				}
-				if err := g.warmup(ctx, sc, t); err != nil {
+				if err := g.probe(ctx, sc, t.url, t.name); err != nil {
+					return nil, err
+				}
+				if !g.cfg.Warmup {
+					continue
+				}
+				if err := g.warmup(ctx, sc, t.url); err != nil {
 					return nil, err
 				}
 			}
@@ -257,6 +268,10 @@ func (g *gate) runScenarios(ctx context.Context, target, baseTarget string, cmp 
 					return nil, err
 				}
 				lookTime = time.Since(t0)
+			}
+			if gs.Broken != "" {
+				g.logf("aiperf-action gate: scenario %s: FAIL: %s; neither compared nor stored", gs.Name, gs.Broken)
+				break
 			}
 			if cmp == nil {
 				break
@@ -324,6 +339,10 @@ func (g *gate) runRepeats(ctx context.Context, sc map[string]any, gs *Scenario, 
 				gs.Candidate = append(gs.Candidate, res.Run)
 				gs.candidateJSON = append(gs.candidateJSON, res.JSON)
 			}
+			if why := brokenRun(res.Run, g.maxErr); why != "" {
+				gs.Broken = fmt.Sprintf("run %d%s is no measurement: %s", i, arm, why)
+				return nil // more runs would say the same
+			}
 		}
 	}
 	return nil
@@ -351,20 +370,12 @@ func (g *gate) measure(ctx context.Context, p *config.Profile, name string, i in
 // loop at its concurrency: 2 per stream, at least 4. Its prompts are the
 // lone run's (repeat 0), which no measured repeat sends.
 func (g *gate) warmup(ctx context.Context, sc map[string]any, target string) error {
-	p, err := g.scenarioProfile(sc, target, 1)
+	p, err := g.lightProfile(sc, target, "warmup")
 	if err != nil {
 		return err
 	}
-	p.Repeat = 0
-	p.RequestRate, p.FixedSchedule, p.BenchmarkDuration, p.WarmupRequestCount, p.WarmupDuration = 0, false, 0, 0, 0
-	if p.CustomDatasetType != "" { // a trace replays its timestamps: warm up on synthetic prompts
-		p.InputFile, p.CustomDatasetType = "", ""
-	}
-	p.RateRampDuration, p.ConcurrencyRampDuration, p.CancellationRate = 0, 0, 0
 	p.Concurrency = max(1, p.Concurrency)
 	p.ConcurrencySet, p.RequestCount, p.RequestCountSet = true, max(4, 2*p.Concurrency), true
-	p.MaxErrorRate, p.NoServerMetrics = 100, true
-	p.ArtifactDir = filepath.Join(filepath.Dir(p.ArtifactDir), "warmup") // beside the scenario's run-i folders
 	g.logf("aiperf-action gate: warmup, %d requests at concurrency %d (not measured; warmup: false in the config turns it off)", p.RequestCount, p.Concurrency)
 	res, err := run.Profile(ctx, p, run.Options{Cmdline: "aiperf-action gate (warmup)", Stderr: g.opt.Stderr})
 	switch {
@@ -393,6 +404,10 @@ func (g *gate) commit() string {
 func (g *gate) refresh(ctx context.Context, store baseline.Store, scenarios []Scenario) error {
 	accepted := g.acceptedMerge(ctx)
 	for _, sc := range scenarios {
+		if sc.Broken != "" {
+			g.logf("aiperf-action gate: %s: nothing stored in the baselines: %s", sc.Name, sc.Broken)
+			continue
+		}
 		runs := sc.candidateJSON
 		if accepted != "" {
 			runs = make([][]byte, len(sc.candidateJSON))

@@ -44,7 +44,7 @@ func (g *gate) finish(ctx context.Context, rep *Report) (int, error) {
 		result.WriteFileAtomic(filepath.Join(out, "pr-number"), []byte(strconv.Itoa(pr)+"\n"))
 	}
 	rep.Advisory = g.opt.Advisory
-	if rep.Verdict == Fail && g.env.IsPR() && g.opt.AcceptLabel != "" && slices.Contains(g.env.PRLabels(), g.opt.AcceptLabel) {
+	if rep.Verdict == Fail && !rep.Broken() && g.env.IsPR() && g.opt.AcceptLabel != "" && slices.Contains(g.env.PRLabels(), g.opt.AcceptLabel) {
 		rep.Accepted = "the pull request has the label " + g.opt.AcceptLabel
 	}
 	for _, msg := range regressions(rep) {
@@ -109,6 +109,10 @@ func (g *gate) checkRun(ctx context.Context, rep *Report, sha string, failOnInco
 	path := cmp.Or(g.opt.ConfigPath, ".github/aiperf.yml")
 	var anns []*github.CheckRunAnnotation
 	for _, s := range rep.Scenarios {
+		if s.Broken != "" {
+			anns = append(anns, &github.CheckRunAnnotation{Path: github.String(path), StartLine: github.Int(1), EndLine: github.Int(1),
+				AnnotationLevel: github.String("failure"), Title: github.String(s.Name + ": runs failed"), Message: github.String(s.Broken)})
+		}
 		if s.Compare == nil {
 			continue
 		}
@@ -156,6 +160,9 @@ func (g *gate) checkRun(ctx context.Context, rep *Report, sha string, failOnInco
 func regressions(rep *Report) []string {
 	var out []string
 	for _, s := range rep.Scenarios {
+		if s.Broken != "" {
+			out = append(out, s.Name+": "+s.Broken)
+		}
 		if s.Compare == nil {
 			continue
 		}
@@ -252,7 +259,7 @@ func PostReport(ctx context.Context, env *action.Env, opt Options) (int, error) 
 	g.opt.Marker = action.MarkerFor(art.CommentKey) // the run's job's comment
 	g.opt.CommentKey = art.CommentKey
 	rep.Advisory = opt.Advisory
-	if rep.Verdict == Fail && opt.AcceptLabel != "" {
+	if rep.Verdict == Fail && !rep.Broken() && opt.AcceptLabel != "" {
 		owner, repo := env.Repo()
 		if labels, _, err := c.Issues.ListLabelsByIssue(ctx, owner, repo, pr, &github.ListOptions{PerPage: 100}); err == nil {
 			for _, l := range labels {

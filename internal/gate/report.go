@@ -33,6 +33,10 @@ type Scenario struct {
 	// ProfileChanged says why a scenario with stored runs has no baseline:
 	// its profile changed.
 	ProfileChanged string
+	// Broken says why the scenario's runs are no measurement (none of a
+	// run's requests succeeded, or more failed than max-error-rate): it
+	// FAILs, whether or not there is a baseline, and nothing is stored.
+	Broken string
 	// The run counts, for a scenario rebuilt from comparison.json, which
 	// holds no runs.
 	baselineN, candidateN int
@@ -54,8 +58,11 @@ func (s *Scenario) CandidateCount() int {
 	return s.candidateN
 }
 
-// Verdict is the scenario's verdict, or NoBaseline.
+// Verdict is the scenario's verdict, or NoBaseline; Fail for broken runs.
 func (s *Scenario) Verdict() Verdict {
+	if s.Broken != "" {
+		return Fail
+	}
 	if s.Compare == nil {
 		return NoBaseline
 	}
@@ -85,6 +92,17 @@ type Report struct {
 	// Accepted says why a failing verdict is accepted (the pull request's
 	// label): reported, not failed.
 	Accepted string
+}
+
+// Broken reports whether a scenario's runs are no measurement: a FAIL no
+// label accepts (there is no regression to accept, only runs to fix).
+func (r *Report) Broken() bool {
+	for i := range r.Scenarios {
+		if r.Scenarios[i].Broken != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Blocks reports whether the verdict fails the step: a regression neither

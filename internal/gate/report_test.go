@@ -9,6 +9,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/compare"
 	"github.com/aiperf-action/aiperf-action/internal/action"
 	"github.com/aiperf-action/aiperf-action/internal/judge"
+	"github.com/aiperf-action/aiperf-action/internal/result"
 )
 
 func scenario(v compare.Verdict) Scenario {
@@ -84,5 +85,42 @@ func TestOptionsCheck(t *testing.T) {
 		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%+v: %v, want %q", c.opt, err, c.want)
 		}
+	}
+}
+
+// A run is no measurement when nothing succeeded, or more failed than
+// max-error-rate allows; cancellations are not failures.
+func TestBrokenRun(t *testing.T) {
+	run := func(req, ok, errs, cancelled int) *result.Run {
+		r := &result.Run{}
+		r.Counts.Requests, r.Counts.OK, r.Counts.Errors, r.Counts.Cancelled = req, ok, errs, cancelled
+		if errs > cancelled {
+			r.Counts.ErrorsByKind = map[string]int{"http_429": errs - cancelled}
+			r.Counts.ErrorExamples = map[string]string{"http_429": "rate limited"}
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		r    *result.Run
+		want string // "" for a usable run
+	}{
+		{"clean", run(100, 100, 0, 0), ""},
+		{"at the limit", run(100, 99, 1, 0), ""},
+		{"over the limit", run(100, 98, 2, 0), "2 of its 100 requests failed (2.0%, above the max-error-rate of 1%: http_429 ×2: rate limited)"},
+		{"cancellations are not failures", run(100, 80, 20, 20), ""},
+		{"none succeeded", run(10, 0, 10, 0), "none of its 10 requests succeeded (http_429 ×10: rate limited)"},
+		{"all cancelled", run(10, 0, 10, 10), "none of its 10 requests succeeded (no error kinds recorded)"},
+		{"nothing completed", run(0, 0, 0, 0), "it completed no request"},
+	} {
+		if got := brokenRun(c.r, 0.01); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	// A broken scenario fails, and no label accepts it.
+	s := Scenario{Name: "x", Broken: "none succeeded"}
+	rep := &Report{Scenarios: []Scenario{s}}
+	if s.Verdict() != Fail || Fold(rep.Scenarios) != Fail || !rep.Broken() {
+		t.Errorf("a broken scenario: %s", s.Verdict())
 	}
 }

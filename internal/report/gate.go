@@ -168,6 +168,11 @@ func gatedRows(rep *gate.Report) []row {
 
 // title is the comment's headline: for a failure, its worst regression.
 func title(rep *gate.Report, rows []row) string {
+	for _, s := range rep.Scenarios {
+		if s.Broken != "" {
+			return fmt.Sprintf("❌ Requests failed in `%s`: nothing was measured", EscapeMarkdown(s.Name))
+		}
+	}
 	switch rep.Verdict {
 	case gate.Fail:
 		var worst *row
@@ -287,7 +292,9 @@ func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 	for i := range rep.Scenarios {
 		s := &rep.Scenarios[i]
 		fmt.Fprintf(&b, "### `%s`: %s\n\n", EscapeMarkdown(s.Name), strings.ToUpper(string(s.Verdict())))
-		if s.Compare == nil && s.ProfileChanged != "" {
+		if s.Broken != "" {
+			fmt.Fprintf(&b, "❌ **Not a measurement:** %s.\n\nThese runs are neither compared nor stored as a baseline, and no label accepts them: fix what the errors name (the model name, the endpoint, the server) and run again.\n\n", EscapeMarkdown(s.Broken))
+		} else if s.Compare == nil && s.ProfileChanged != "" {
 			fmt.Fprintf(&b, "⚠️ **Not compared:** %s\n\n", EscapeMarkdown(s.ProfileChanged))
 			candidateTable(&b, s)
 		} else if s.Compare == nil {
