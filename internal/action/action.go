@@ -163,11 +163,12 @@ func (e *Env) PRNumber() int {
 }
 
 // WorkflowRun is what a workflow_run event says of the run that set it
-// off: its head commit, branch and repository, and the pull requests
-// GitHub linked it to (none for a pull request from a fork).
+// off: its head commit, branch and repository, its page, and the pull
+// requests GitHub linked it to (none for a pull request from a fork).
 type WorkflowRun struct {
 	HeadSHA, HeadBranch string
 	HeadRepo            string // "owner/name"
+	HTMLURL             string // the run's page, when it is under this server's URL
 	PRs                 []RunPR
 }
 
@@ -184,6 +185,9 @@ func (e *Env) WorkflowRun() (WorkflowRun, bool) {
 	}
 	wr := WorkflowRun{HeadSHA: e.eventString("workflow_run", "head_sha"), HeadBranch: e.eventString("workflow_run", "head_branch"),
 		HeadRepo: e.eventString("workflow_run", "head_repository", "full_name")}
+	if u := e.eventString("workflow_run", "html_url"); e.underServer(u) {
+		wr.HTMLURL = u
+	}
 	prs, _ := e.event("workflow_run", "pull_requests").([]any)
 	for _, p := range prs {
 		m, _ := p.(map[string]any)
@@ -227,6 +231,29 @@ func (e *Env) HeadSHA() string {
 		return s
 	}
 	return e.Ctx.SHA
+}
+
+// RunURL is the page of this workflow run (its attempt, after the first),
+// or "" outside Actions.
+func (e *Env) RunURL() string {
+	owner, repo := e.Repo()
+	if !e.InActions() || e.Ctx.RunID == 0 || owner == "" || e.Ctx.ServerURL == "" {
+		return ""
+	}
+	u := fmt.Sprintf("%s/%s/%s/actions/runs/%d", strings.TrimSuffix(e.Ctx.ServerURL, "/"), url.PathEscape(owner), url.PathEscape(repo), e.Ctx.RunID)
+	if e.Ctx.RunAttempt > 1 {
+		u += fmt.Sprintf("/attempts/%d", e.Ctx.RunAttempt)
+	}
+	return u
+}
+
+var safeURL = regexp.MustCompile(`^https?://[A-Za-z0-9./:_~%-]+$`)
+
+// underServer reports whether u is a plain link under this server's URL
+// (what an event may name as a run's page).
+func (e *Env) underServer(u string) bool {
+	base := strings.TrimSuffix(e.Ctx.ServerURL, "/")
+	return base != "" && safeURL.MatchString(u) && strings.HasPrefix(u, base+"/")
 }
 
 // Client is a go-github client for this run's API URL and token.

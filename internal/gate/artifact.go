@@ -78,6 +78,7 @@ var (
 	statName   = regexp.MustCompile(`^(p[0-9]{1,4}|value|)$`)
 	shaLike    = regexp.MustCompile(`^[0-9A-Za-z]{0,64}$`)
 	commentKey = regexp.MustCompile(`^[A-Za-z0-9._/=,:-]{0,200}$`)
+	runURL     = regexp.MustCompile(`^https?://[A-Za-z0-9./:_~%-]+/actions/runs/[0-9]+(/attempts/[0-9]+)?$`)
 )
 
 // ReadArtifact reads and checks a comparison.json, and rebuilds the
@@ -130,6 +131,12 @@ func (a *Artifact) report() (*Report, error) {
 		if len(*s) > maxText {
 			bad("meta.%s: longer than %d bytes", name, maxText)
 		}
+	}
+	if !shaLike.MatchString(m.Head) || !shaLike.MatchString(m.Base) {
+		bad("meta.head or meta.base: not a commit")
+	}
+	if m.RunURL != "" && (!runURL.MatchString(m.RunURL) || len(m.RunURL) > maxText) {
+		bad("meta.run_url: not a workflow run's address")
 	}
 	if m.Repeats < 0 || m.Repeats > 10000 {
 		bad("meta.repeats %d: out of range", m.Repeats)

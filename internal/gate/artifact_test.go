@@ -67,3 +67,32 @@ func FuzzReadArtifact(f *testing.F) {
 		}
 	})
 }
+
+// The commits and the run's page a fork's comparison.json names must look
+// like a commit and a workflow run's address; anything else is refused.
+func TestArtifactChecksCommitsAndRunURL(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		meta map[string]any
+		ok   bool
+	}{
+		{map[string]any{"head": "0123abcd", "base": "fedc9876", "run_url": "https://example.test/o/r/actions/runs/42/attempts/2"}, true},
+		{map[string]any{"run_url": "javascript:alert(1)//actions/runs/1"}, false},
+		{map[string]any{"run_url": "https://example.test/o/r/actions/runs/42)[x](https://evil.test"}, false},
+		{map[string]any{"head": "abc def"}, false},
+	} {
+		var a map[string]any
+		json.Unmarshal(sampleArtifact(), &a)
+		a["meta"] = c.meta
+		b, _ := json.Marshal(a)
+		p := filepath.Join(t.TempDir(), ArtifactFile)
+		os.WriteFile(p, b, 0o644)
+		_, rep, err := ReadArtifact(p)
+		if (err == nil) != c.ok {
+			t.Errorf("meta %v: error %v, want ok %v", c.meta, err, c.ok)
+		}
+		if err == nil && rep.Meta.RunURL != c.meta["run_url"] {
+			t.Errorf("run_url %q did not round-trip", rep.Meta.RunURL)
+		}
+	}
+}

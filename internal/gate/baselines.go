@@ -38,7 +38,9 @@ func (g *gate) comparer(ctx context.Context, store baseline.Store) (*comparer, [
 			owner, repo := g.env.Repo()
 			mb, err := action.MergeBase(ctx, gh, owner, repo, g.env.BaseSHA(), g.env.HeadSHA())
 			if err != nil {
-				notes = append(notes, "could not find the merge-base: "+err.Error())
+				// The API's own words go to the log; the comment says what it means.
+				g.env.Warning("aiperf-action: " + err.Error())
+				notes = append(notes, "The merge-base of this pull request could not be found (the error is in the job's log), so it is compared with the newest baselines on the default branch, not those as of where it branched.")
 			}
 			c.mergeBase = mb
 		}
@@ -104,6 +106,7 @@ func (g *gate) loadBaselines(ctx context.Context, c *comparer, sc *Scenario) err
 		}
 		sc.Baseline = append(sc.Baseline, r)
 		sc.baselineNames = append(sc.baselineNames, e.Name)
+		sc.BaselineCommits = append(sc.BaselineCommits, e.Commit)
 	}
 	if len(sel) == 0 {
 		// Runs of this scenario under other profiles: its flags, model or
@@ -135,7 +138,7 @@ func (g *gate) loadBaselines(ctx context.Context, c *comparer, sc *Scenario) err
 		}
 		sc.BaselineSource += fmt.Sprintf(", since main changed at commit %s (%s %+.1f%%, p = %.2g%s; %d older run(s) left out)",
 			at.Commit, shift.Stat, 100*shift.Change, shift.P, why, shift.Run)
-		sc.Baseline, sc.baselineNames = sc.Baseline[shift.Run:], sc.baselineNames[shift.Run:]
+		sc.Baseline, sc.baselineNames, sc.BaselineCommits = sc.Baseline[shift.Run:], sc.baselineNames[shift.Run:], sc.BaselineCommits[shift.Run:]
 		g.logf("aiperf-action gate: %s: the baseline history steps at commit %s (%s %+.1f%%): comparing with the %d run(s) since", sc.Name, at.Commit, shift.Stat, 100*shift.Change, len(sc.Baseline))
 	}
 	return nil

@@ -283,7 +283,7 @@ func TestGatePullRequest(t *testing.T) {
 			t.Errorf("output %s not written:\n%s", want, outputs)
 		}
 	}
-	if !strings.Contains(read(t, env.summary), "2 run(s) of this PR against the baseline runs as of the merge-base base0000") {
+	if !strings.Contains(read(t, env.summary), "2 runs of this PR against the baseline runs as of the merge-base base0000") {
 		t.Errorf("summary:\n%s", read(t, env.summary))
 	}
 	countSticky := func() int {
@@ -609,7 +609,7 @@ func TestGateWithShippedBaselines(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 	rep := read(t, filepath.Join(dir, "report.md"))
-	if !strings.Contains(rep, "against the newest baseline runs in folder ../../baselines (3 run(s))") || strings.Contains(rep, "no baseline yet") {
+	if !strings.Contains(rep, "against the newest baseline runs in folder ../../baselines (3 runs)") || strings.Contains(rep, "no baseline yet") {
 		t.Fatalf("report:\n%s", rep)
 	}
 	if !strings.Contains(out.String(), "the PR comment it would post") {

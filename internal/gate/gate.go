@@ -108,7 +108,8 @@ func Run(ctx context.Context, cfg *config.Gate, env *action.Env, opt Options) (i
 		g.logf("aiperf-action gate: paired A/B: the stored baselines are neither read nor refreshed")
 		refresh = false
 	}
-	rep := &Report{Meta: g.meta(serverDesc, store), Scenarios: scenarios, Notes: notes}
+	rep := &Report{Meta: g.meta(serverDesc, store, cmp), Scenarios: scenarios, Notes: notes,
+		AcceptLabel: opt.AcceptLabel, FailOnInconclusive: cfg.Thresholds.FailOnInconclusive}
 	rep.Verdict = Fold(rep.Scenarios)
 	if refresh {
 		if env.IsPR() {
@@ -355,8 +356,14 @@ func (g *gate) measure(ctx context.Context, p *config.Profile, name string, i in
 	if res == nil {
 		return nil, fmt.Errorf("scenario %q run %d failed before writing results (exit %d): %v", name, i, run.ExitCode(err), err)
 	}
+	if g.env.InActions() { // each run's table folded in the log, its verdict line outside
+		g.env.Group(fmt.Sprintf("%s run %d: results", name, i))
+	}
 	g.opt.Render.Run(g.opt.Stdout, res)
 	fmt.Fprintf(g.opt.Stdout, "Artifacts: %s\n", res.Dir)
+	if g.env.InActions() {
+		g.env.EndGroup()
+	}
 	if err != nil {
 		fmt.Fprintf(g.opt.Stderr, "aiperf-action profile: %v\n", err)
 	}
@@ -473,13 +480,33 @@ func storeName(s baseline.Store) string {
 	return s.String()
 }
 
-func (g *gate) meta(serverDesc string, store baseline.Store) Meta {
+func (g *gate) meta(serverDesc string, store baseline.Store, cmp *comparer) Meta {
 	runner := runtime.GOOS + "/" + runtime.GOARCH + fmt.Sprintf(", %d CPUs", runtime.NumCPU())
 	if n := g.env.Getenv("RUNNER_NAME"); n != "" {
 		runner = n + " (" + runner + ")"
 	}
-	return Meta{Model: g.cfg.Model, Server: serverDesc, Runner: runner, Commit: g.commit(),
+	m := Meta{Model: g.cfg.Model, Server: serverDesc, Runner: runner, Commit: g.commit(),
 		Event: g.env.Ctx.EventName, Store: storeName(store), Seed: g.cfg.Seed, Repeats: g.cfg.Repeats}
+	g.commits(&m, cmp)
+	return m
+}
+
+// commits fills what the comment's first lines name: the commit judged,
+// what it was judged against, and the run's page.
+func (g *gate) commits(m *Meta, cmp *comparer) {
+	m.Head, m.RunURL = g.commit(), g.env.RunURL()
+	if g.env.IsPR() && g.opt.Commit == "" {
+		m.Head = g.env.HeadSHA() // not the merge commit GITHUB_SHA names
+	}
+	if g.env.IsPR() {
+		m.Base = g.env.BaseSHA()
+		if cmp != nil && cmp.mergeBase != "" {
+			m.Base = cmp.mergeBase
+		}
+	}
+	if m.Head == "local" {
+		m.Head = ""
+	}
 }
 
 // jobID names this gate invocation's job: the Actions run, attempt and job

@@ -104,3 +104,39 @@ func TestGateAllFailedRunsAreNeverABaseline(t *testing.T) {
 		t.Errorf("a refresh stored all-failed runs: %v", files)
 	}
 }
+
+// A gate error after a green run rewrites that run's sticky comment: the
+// error with the server's message, the log's last lines, the commits and
+// the run's page, and no ✅ left standing; the token appears nowhere.
+func TestGateErrorReplacesTheStickyComment(t *testing.T) {
+	dir := t.TempDir()
+	cfg := tinyConfig(t, dir, "1ms")
+	gh := ghfake.New(t, "o", "r")
+	env := newActionsEnv(t, dir, gh, "pull_request", prEvent(7), map[string]string{"config": cfg, "results-dir": filepath.Join(dir, "ok")})
+	env.vars["GITHUB_SERVER_URL"], env.vars["GITHUB_RUN_ID"], env.vars["GITHUB_RUN_ATTEMPT"] = "https://ghe.example.test", "4242", "2"
+	if code, out, errs := env.gate(t); code == ExitError {
+		t.Fatalf("the first run: exit %d\n%s\n%s", code, out, errs)
+	}
+	if len(gh.Comments[7]) != 1 || strings.Contains(gh.Comments[7][0].Body, "could not run") {
+		t.Fatalf("after the first run: %+v", gh.Comments[7])
+	}
+	url, _ := chatCounter(t, 0, http.StatusNotFound, vllmNoModel)
+	env.vars["INPUT_URL"], env.vars["INPUT_RESULTS-DIR"] = url, filepath.Join(dir, "bad")
+	code, out, errs := env.gate(t)
+	if code != ExitError {
+		t.Fatalf("a wrong model: exit %d\n%s\n%s", code, out, errs)
+	}
+	if len(gh.Comments[7]) != 1 {
+		t.Fatalf("%d comments, want the one sticky comment edited", len(gh.Comments[7]))
+	}
+	body := gh.Comments[7][0].Body
+	for _, want := range []string{"could not run: no verdict", "This blocks the merge", "does not exist", "HTTP 404",
+		"`head000` against base `base000`", "(https://ghe.example.test/o/r/actions/runs/4242/attempts/2)", "The log's last lines", "refused a first request"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the comment lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "✅") || strings.Contains(body, testToken) || strings.Contains(body, "::add-mask::") {
+		t.Errorf("the comment keeps the old verdict, the token or a workflow command:\n%s", body)
+	}
+}

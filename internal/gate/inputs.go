@@ -77,6 +77,7 @@ type Renderer interface {
 	Run(w io.Writer, r *run.Result)         // a finished profile run, for the log
 	Markdown(rep *Report, full bool) string // report.md and the job summary; full false leaves out details and charts
 	Comment(rep *Report, limit int) string  // the PR comment, cut to fit limit
+	Failure(f *Failure, limit int) string   // the PR comment of a gate that could not run
 }
 
 // defaults fills what was left out: no output.

@@ -36,11 +36,17 @@ type MainOptions struct {
 // ExitError; a bug's panic too, its trace with the token cut out.
 func Main(ctx context.Context, m MainOptions) (exit int) {
 	var env *action.Env
+	var gopt Options
+	tail := &logTail{}
+	m.Stdout, m.Stderr = tail.tee(m.Stdout), tail.tee(m.Stderr)
 	fail := func(err error) int {
 		if env != nil && env.InActions() {
 			env.Error("aiperf-action: " + strings.ReplaceAll(err.Error(), "\n", " | "))
 		}
 		fmt.Fprintf(m.Stderr, "aiperf-action gate: %v\n", err)
+		if env != nil {
+			postFailure(env, gopt, err.Error(), tail, m.Stderr)
+		}
 		return run.ExitError
 	}
 	env, err := action.New(m.Getenv, m.Stdout)
@@ -72,7 +78,7 @@ func Main(ctx context.Context, m MainOptions) (exit int) {
 		}
 		return v
 	}
-	gopt := FromInputs(input)
+	gopt = FromInputs(input)
 	gopt.HTTPClient, gopt.Stdout, gopt.Stderr = m.HTTPClient, m.Stdout, m.Stderr
 	if env.InActions() {
 		gopt.CommentKey = env.CommentKey(input("comment-key"))

@@ -258,7 +258,10 @@ func PostReport(ctx context.Context, env *action.Env, opt Options) (int, error) 
 	}
 	g.opt.Marker = action.MarkerFor(art.CommentKey) // the run's job's comment
 	g.opt.CommentKey = art.CommentKey
-	rep.Advisory = opt.Advisory
+	rep.Advisory, rep.AcceptLabel = opt.Advisory, opt.AcceptLabel
+	// What the event says of the run, never what its artifact claims.
+	wr, _ := env.WorkflowRun()
+	rep.Meta.Head, rep.Meta.RunURL = wr.HeadSHA, wr.HTMLURL
 	if rep.Verdict == Fail && !rep.Broken() && opt.AcceptLabel != "" {
 		owner, repo := env.Repo()
 		if labels, _, err := c.Issues.ListLabelsByIssue(ctx, owner, repo, pr, &github.ListOptions{PerPage: 100}); err == nil {
@@ -282,7 +285,6 @@ func PostReport(ctx context.Context, env *action.Env, opt Options) (int, error) 
 	env.Output("comment-url", url)
 	env.Output("verdict", string(rep.Verdict))
 	g.logf("aiperf-action gate: verdict %s posted on #%d: %s", strings.ToUpper(string(rep.Verdict)), pr, url)
-	wr, _ := env.WorkflowRun()
 	if note := g.checkRun(ctx, rep, wr.HeadSHA, false); note != "" {
 		env.Warning(note)
 	}

@@ -25,11 +25,14 @@ type Scenario struct {
 	BaselineSource string
 	Baseline       []*result.Run
 	Candidate      []*result.Run
-	Paired         bool     // Baseline[i] ran next to Candidate[i] in this job (paired A/B)
-	candidateJSON  [][]byte // the candidate runs' run.json, as written (what a refresh stores)
-	loaded         bool     // the stored baselines were read
-	baselineNames  []string // their file names
-	lookNote       string   // how the adaptive looks ended
+	// BaselineCommits are the commits Baseline's runs were recorded at
+	// (12-character prefixes), for the trend chart's labels.
+	BaselineCommits []string
+	Paired          bool     // Baseline[i] ran next to Candidate[i] in this job (paired A/B)
+	candidateJSON   [][]byte // the candidate runs' run.json, as written (what a refresh stores)
+	loaded          bool     // the stored baselines were read
+	baselineNames   []string // their file names
+	lookNote        string   // how the adaptive looks ended
 	// ProfileChanged says why a scenario with stored runs has no baseline:
 	// its profile changed.
 	ProfileChanged string
@@ -79,6 +82,13 @@ type Meta struct {
 	Store   string `json:"store"`
 	Seed    uint64 `json:"seed"`
 	Repeats int    `json:"repeats"`
+	// Head is the commit judged (a pull request's head, not the merge
+	// commit Actions checks out), Base what it was judged against (the
+	// merge-base, else the base branch's commit), RunURL the workflow
+	// run's page: the comment's first lines name them.
+	Head   string `json:"head,omitempty"`
+	Base   string `json:"base,omitempty"`
+	RunURL string `json:"run_url,omitempty"`
 }
 
 // Report is the whole gate's outcome.
@@ -92,6 +102,11 @@ type Report struct {
 	// Accepted says why a failing verdict is accepted (the pull request's
 	// label): reported, not failed.
 	Accepted string
+	// AcceptLabel is the label that would accept a regression ("": none),
+	// and FailOnInconclusive whether an undecided verdict blocks: what the
+	// comment's second line tells the author to do.
+	AcceptLabel        string
+	FailOnInconclusive bool
 }
 
 // Broken reports whether a scenario's runs are no measurement: a FAIL no

@@ -68,7 +68,8 @@ func percentileChart(s *gate.Scenario) string {
 }
 
 // The charts' colours, in series order: the PR blue, the baseline orange
-// (a line in the percentile chart, bars in the trend), so that neither
+// (a line in the percentile chart; in the trend, bars are the jobs and
+// the line their mean), so that neither
 // reads as the other in GitHub's default theme.
 const (
 	chartColors = `%%{init: {"themeVariables": {"xyChart": {"plotColorPalette": "#4c78a8, #f58518"}}}}%%`
@@ -101,16 +102,20 @@ func trendChart(s *gate.Scenario) string {
 		return ""
 	}
 	type job struct {
-		name string
-		runs []*result.Run
+		name, commit string
+		runs         []*result.Run
 	}
 	var jobs []job
-	for _, r := range s.Baseline {
+	for i, r := range s.Baseline {
 		if n := len(jobs); n > 0 && r.Job != "" && jobs[n-1].name == r.Job {
 			jobs[n-1].runs = append(jobs[n-1].runs, r)
 			continue
 		}
-		jobs = append(jobs, job{r.Job, []*result.Run{r}})
+		c := ""
+		if i < len(s.BaselineCommits) {
+			c = s.BaselineCommits[i]
+		}
+		jobs = append(jobs, job{r.Job, c, []*result.Run{r}})
 	}
 	if len(jobs) < 2 {
 		return ""
@@ -137,32 +142,41 @@ func trendChart(s *gate.Scenario) string {
 		if !ok {
 			continue
 		}
-		var mains []string
-		var labels []string
-		top := cand
+		var bars, labels []string
+		top, sum := cand, 0.0
+		seen := map[string]int{}
 		for k, jb := range jobs {
 			v, ok := mean(jb.runs)
 			if !ok {
-				mains = nil
+				bars = nil
 				break
 			}
-			top = max(top, v)
-			mains = append(mains, fmt.Sprintf("%.2f", v))
-			labels = append(labels, fmt.Sprintf("\"%d\"", k-len(jobs)))
+			top, sum = max(top, v), sum+v
+			bars = append(bars, fmt.Sprintf("%.2f", v))
+			// The commit a job ran (a second job of one commit, "abc1234 2");
+			// its place from the newest where the store names none.
+			l := chartSafe.ReplaceAllString(jb.commit[:min(len(jb.commit), 7)], "_")
+			if l == "" {
+				l = fmt.Sprint(k - len(jobs))
+			}
+			if seen[l]++; seen[l] > 1 {
+				l += fmt.Sprintf(" %d", seen[l])
+			}
+			labels = append(labels, "\""+l+"\"")
 		}
-		if mains == nil {
+		if bars == nil {
 			continue
 		}
 		unit := chartSafe.ReplaceAllString(unitOf(s.Compare, j), "_")
-		zeros := strings.TrimSuffix(strings.Repeat("0, ", len(jobs)), ", ")
-		fmt.Fprintf(&b, "```mermaid\n%s\nxychart-beta\n  title \"%s: %s\"\n  x-axis [%s, \"PR\"]\n  y-axis \"%s\" 0 --> %s\n  bar [%s, 0]\n  bar [%s, %.2f]\n```\n\n",
+		m := fmt.Sprintf("%.2f", sum/float64(len(jobs)))
+		fmt.Fprintf(&b, "```mermaid\n%s\nxychart-beta\n  title \"%s: %s\"\n  x-axis [%s, \"PR\"]\n  y-axis \"%s\" 0 --> %s\n  bar [%s, %.2f]\n  line [%s]\n```\n\n",
 			trendColors, chartSafe.ReplaceAllString(s.Name, "_"), chartSafe.ReplaceAllString(label(r, ""), "_"), strings.Join(labels, ", "), unit, axisTop(top),
-			strings.Join(mains, ", "), zeros, cand)
+			strings.Join(bars, ", "), cand, strings.TrimSuffix(strings.Repeat(m+", ", len(jobs)+1), ", "))
 	}
 	if b.Len() == 0 {
 		return ""
 	}
-	b.WriteString("The baseline's jobs, oldest first (−1 is the newest refresh of the default branch; each bar a job's mean over its runs), then this PR.\n")
+	b.WriteString("Bars: the default branch's jobs by the commit each ran, oldest first (a job's mean over its runs), then this PR; line: the mean of those jobs.\n")
 	return b.String()
 }
 

@@ -24,9 +24,9 @@ func TestDecideNamesTheWayOut(t *testing.T) {
 		r    compare.Result
 		want []string
 	}{
-		{"runs", compare.Result{NeedR: 7}, []string{"`repeats: 7` (now 3)", "`max-repeats: 7`"}},
+		{"runs", compare.Result{NeedR: 7}, []string{"`repeats: 7`, now 3", "`max-repeats: 7`"}},
 		{"baseline", compare.Result{NeedK: 14, NeedR: 14}, []string{"14 baseline runs (now 10", "`repeats: 14`"}},
-		{"job noise", compare.Result{NeedTolerance: 0.083}, []string{"a tolerance of at least 8.3%", "paired A/B mode (`baseline-server`)", "the job's noise cancels"}},
+		{"job noise", compare.Result{NeedTolerance: 0.083}, []string{"a tolerance of at least 8.3%", "paired A/B (`baseline-server`)", "the job's noise cancels"}},
 	} {
 		got := decide(scenario(c.r))
 		for _, w := range c.want {

@@ -31,6 +31,55 @@ func (g Gate) Comment(rep *gate.Report, limit int) string {
 	return CommentMarkdown(rep, g.Marker, limit)
 }
 
+// Failure is FailureMarkdown with the marker.
+func (g Gate) Failure(f *gate.Failure, limit int) string { return FailureMarkdown(f, g.Marker, limit) }
+
+// FailureMarkdown is the comment of a gate that could not run: no verdict,
+// the job failed, the error and the log's last lines quoted as they are
+// (in fences longer than any run of backticks in them, so nothing in them
+// is markdown), and the commits and the run's links.
+func FailureMarkdown(f *gate.Failure, marker string, limit int) string {
+	// Another comment's marker in quoted text must not make it one.
+	unmark := func(s string) string {
+		return strings.ReplaceAll(s, "<!-- aiperf-action:", "<!-- (quoted) aiperf-action:")
+	}
+	render := func(logText string) string {
+		var b strings.Builder
+		if marker != "" {
+			b.WriteString(marker + "\n")
+		}
+		b.WriteString("## ⛔ aiperf-action could not run: no verdict\n\n")
+		b.WriteString("**This blocks the merge:** the job failed (exit 2) before the gate could judge this commit, and any earlier verdict on this pull request no longer stands. The error says what to fix.\n")
+		if l := commitLine(f.Meta); l != "" {
+			fmt.Fprintf(&b, "\n%s\n", l)
+		}
+		fmt.Fprintf(&b, "\n%s\n", fenced(unmark(f.Err)))
+		if logText != "" {
+			fmt.Fprintf(&b, "\n<details><summary>The log's last lines</summary>\n\n%s\n\n</details>\n", fenced(unmark(logText)))
+		}
+		return b.String()
+	}
+	if s := render(f.Log); len(s) <= limit {
+		return s
+	}
+	return render("")
+}
+
+// fenced is s in a code fence longer than any run of backticks in it.
+func fenced(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + "text\n" + strings.TrimRight(s, "\n") + "\n" + fence
+}
+
 var headline = map[gate.Verdict]string{
 	gate.Pass:         "✅ aiperf-action: no performance regression",
 	gate.Fail:         "❌ aiperf-action: performance regression",
@@ -87,6 +136,8 @@ func change(r compare.Result) string {
 	}
 	_, lo, hi := worse(r)
 	switch {
+	case r.Verdict == compare.NotGated:
+		return signedPct(r.Change)
 	case lo > 0:
 		return signedPct(r.Change) + " worse"
 	case hi < 0:
@@ -205,7 +256,10 @@ func title(rep *gate.Report, rows []row) string {
 				n++
 			}
 		}
-		return fmt.Sprintf("⚠️ Inconclusive: %d statistic(s) these runs can't decide", n)
+		if rep.FailOnInconclusive && !rep.Advisory {
+			return fmt.Sprintf("⚠️ Inconclusive: %s these runs can't decide", plural(n, "statistic"))
+		}
+		return fmt.Sprintf("⚠️ Inconclusive, not blocking: %s these runs can't decide", plural(n, "statistic"))
 	}
 	return headline[rep.Verdict]
 }
@@ -237,9 +291,9 @@ func answer(rows []row) []string {
 	return out
 }
 
-// decide is one line saying what would decide a scenario's undecided
-// statistics: more runs, a looser tolerance, or failing on INCONCLUSIVE.
-func decide(s *gate.Scenario) string {
+// remedy is what the pull request's author can do to decide a scenario's
+// undecided statistics: more runs, seeded baselines, or paired A/B.
+func remedy(s *gate.Scenario) string {
 	var needR, needK, r, k int
 	var needTol float64
 	holm := false
@@ -251,44 +305,135 @@ func decide(s *gate.Scenario) string {
 		r, k = x.R, x.K
 		holm = holm || holmOnly(x)
 	}
-	var how string
 	switch {
 	case needK > 0:
-		how = fmt.Sprintf("%d baseline runs (now %d: more refreshes of the default branch) and `repeats: %d` (now %d)", needK, k, needK, r)
+		return fmt.Sprintf("`repeats: %d` (now %d) and %d baseline runs (now %d), which a maintainer seeds with a `workflow_dispatch` refresh (docs/action.md); or paired A/B (`baseline-server`), which runs the base build beside this one and needs no stored baselines", needK, r, needK, k)
 	case needR > 0:
-		how = fmt.Sprintf("`repeats: %d` (now %d), or `max-repeats: %d` to let the gate add runs until it decides", needR, r, needR)
+		return fmt.Sprintf("`max-repeats: %d`, so that the gate adds runs until it decides (or `repeats: %d`, now %d)", needR, needR, r)
 	case needTol > 0:
-		how = fmt.Sprintf("a tolerance of at least %.3g%%: this job's noise hides anything finer, whatever its runs; or paired A/B mode (`baseline-server`), which runs the baseline build beside this one in the same job, so that the job's noise cancels", 100*needTol)
+		return fmt.Sprintf("paired A/B (`baseline-server`), which runs the base build beside this one in the same job, so that the job's noise cancels; or a tolerance of at least %.3g%%, since this job's noise hides anything finer whatever its runs", 100*needTol)
 	case holm:
-		how = "more runs (`repeats`, or `max-repeats` to add them until it decides)"
-	default:
+		return "more runs (`max-repeats`, so that the gate adds them until it decides)"
+	}
+	return ""
+}
+
+// decide is one line saying what would decide a scenario's undecided
+// statistics, or failing on INCONCLUSIVE instead.
+func decide(s *gate.Scenario) string {
+	how := remedy(s)
+	if how == "" {
 		return ""
 	}
 	return "**To decide:** " + how + "; or `fail-on-inconclusive: true` to fail on INCONCLUSIVE instead of passing."
 }
 
+// nextStep is the comment's second line: whether the pull request is
+// blocked, and what its author can do about it.
+func nextStep(rep *gate.Report, rows []row) string {
+	switch {
+	case rep.Broken():
+		return "**This blocks the merge, and no label accepts it:** no measurement was made. Fix what the errors below name, and push again."
+	case rep.Verdict == gate.Fail && rep.Accepted != "":
+		return fmt.Sprintf("**Accepted:** %s, so the regression is reported, not failed. Once merged, the default branch's next refresh stores these runs, and later pull requests are compared with the runs since the step.", EscapeMarkdown(rep.Accepted))
+	case rep.Advisory && (rep.Verdict == gate.Fail || rep.Verdict == gate.Inconclusive):
+		return "**Advisory:** this gate reports and never fails the job (`advisory: true`)."
+	case rep.Verdict == gate.Fail && rep.AcceptLabel != "":
+		return fmt.Sprintf("**This blocks the merge.** If the slowdown is intended, add the label `%s`: the gate then re-judges these results as accepted, with no new load.", EscapeMarkdown(rep.AcceptLabel))
+	case rep.Verdict == gate.Fail:
+		return "**This blocks the merge.**"
+	case rep.Verdict == gate.Inconclusive:
+		lead := "**Not blocked:** an undecided result passes."
+		if rep.FailOnInconclusive {
+			lead = "**This blocks the merge** (`fail-on-inconclusive: true`): these runs could not decide."
+		}
+		for i := range rep.Scenarios {
+			if s := &rep.Scenarios[i]; s.Verdict() == gate.Inconclusive && s.Compare != nil {
+				if how := remedy(s); how != "" {
+					return lead + " To decide: " + how + "."
+				}
+			}
+		}
+		return lead
+	case rep.Verdict == gate.NoBaseline:
+		for _, s := range rep.Scenarios {
+			if s.ProfileChanged != "" {
+				return "**Not blocked:** a scenario whose profile changed is not compared; the default branch's next run stores a baseline for the new profile."
+			}
+		}
+		return "**Nothing to do:** these runs pass. Once the default branch runs the gate (a push, or the `workflow_dispatch` seed in docs/action.md), its runs are the baseline pull requests are compared with."
+	}
+	return "**Nothing to do:** every gated statistic is within its tolerance."
+}
+
+// commitLine names the commit judged and what it was judged against, and
+// links the workflow run and its artifacts.
+func commitLine(m gate.Meta) string {
+	var parts []string
+	short := func(s string) string { return "`" + EscapeMarkdown(s[:min(len(s), 7)]) + "`" }
+	switch {
+	case m.Head != "" && m.Base != "":
+		parts = append(parts, short(m.Head)+" against base "+short(m.Base))
+	case m.Head != "":
+		parts = append(parts, "commit "+short(m.Head))
+	}
+	if m.RunURL != "" {
+		parts = append(parts, "[workflow run]("+m.RunURL+")", "[artifacts]("+m.RunURL+"#artifacts)")
+	}
+	return strings.Join(parts, " · ")
+}
+
+// runCounts is "3 runs of this PR each", or the range when scenarios differ.
+func runCounts(rep *gate.Report) string {
+	lo, hi := -1, 0
+	for i := range rep.Scenarios {
+		n := rep.Scenarios[i].CandidateCount()
+		if lo < 0 || n < lo {
+			lo = n
+		}
+		hi = max(hi, n)
+	}
+	switch {
+	case lo < 0:
+		return ""
+	case lo == hi:
+		return fmt.Sprintf(" · %s of this PR each", plural(hi, "run"))
+	}
+	return fmt.Sprintf(" · %d to %d runs of this PR", lo, hi)
+}
+
+// plural is "1 run", "3 runs".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
 // GateMarkdown renders the PR comment / job summary. With full false it
 // leaves out the collapsed details and charts (for the size-limited comment).
+//
+// Its first lines are the answer and the next step, then the commits and
+// links; each scenario's table has five columns (a phone shows them),
+// with the tolerances in a details block under it.
 func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 	var b strings.Builder
 	if marker != "" {
 		b.WriteString(marker + "\n")
 	}
 	rows := gatedRows(rep)
-	fmt.Fprintf(&b, "## %s\n\n", title(rep, rows))
-	switch {
-	case rep.Accepted != "" && rep.Verdict == gate.Fail:
-		fmt.Fprintf(&b, "**Accepted:** %s, so the regression is reported, not failed. Once merged, the default branch's next refresh stores these runs, and later pull requests are compared with the runs since the step.\n\n", EscapeMarkdown(rep.Accepted))
-	case rep.Advisory && (rep.Verdict == gate.Fail || rep.Verdict == gate.Inconclusive):
-		b.WriteString("**Advisory:** this gate reports and never fails the job (`advisory: true`).\n\n")
+	fmt.Fprintf(&b, "## %s\n\n%s\n", title(rep, rows), nextStep(rep, rows))
+	if l := commitLine(rep.Meta); l != "" {
+		fmt.Fprintf(&b, "\n%s\n", l)
 	}
+	b.WriteString("\n")
 	for _, l := range answer(rows) {
 		fmt.Fprintf(&b, "- %s\n", l)
 	}
 	if len(rows) > 0 {
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "**%s** · %d scenario(s) · %d run(s) of this PR each\n\n", strings.ToUpper(string(rep.Verdict)), len(rep.Scenarios), rep.Meta.Repeats)
+	fmt.Fprintf(&b, "**%s** · %s%s\n\n", strings.ToUpper(string(rep.Verdict)), plural(len(rep.Scenarios), "scenario"), runCounts(rep))
 	for i := range rep.Scenarios {
 		s := &rep.Scenarios[i]
 		fmt.Fprintf(&b, "### `%s`: %s\n\n", EscapeMarkdown(s.Name), strings.ToUpper(string(s.Verdict())))
@@ -301,37 +446,8 @@ func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 			fmt.Fprintf(&b, "No baseline runs for this scenario and profile yet: these runs become the baseline when merged to the default branch.\n\n")
 			candidateTable(&b, s)
 		} else {
-			fmt.Fprintf(&b, "%d run(s) of this PR against %s (%d run(s)).\n\n", s.CandidateCount(), EscapeMarkdown(s.BaselineSource), s.BaselineCount())
-			b.WriteString("| metric | baseline | PR | change | 90% interval | tolerance | detects | verdict |\n|---|---:|---:|---:|---|---:|---:|---|\n")
-			provisional := ""
-			for j, r := range s.Compare.Results {
-				unit := unitOf(s.Compare, j)
-				iv, tol, mde := interval(r.Lo, r.Hi), fmt.Sprintf("%.3g%%", 100*r.Tolerance), ""
-				base, cand := num(r.Baseline), num(r.Candidate)
-				if r.MDE > 0 {
-					mde = fmt.Sprintf("%.1f%%", 100*r.MDE)
-				}
-				if r.Metric == "error_rate" {
-					base, cand, iv, tol = pct(r.Baseline), pct(r.Candidate), "", "max "+pct(r.Tolerance)
-				}
-				if r.Provisional && provisional == "" {
-					provisional = "an assumed noise floor stands in for the run-to-run noise"
-					for _, w := range r.Warnings {
-						if t, ok := strings.CutPrefix(w, "provisional: "); ok {
-							provisional = t
-						}
-					}
-				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", EscapeMarkdown(label(r, unit)), base, cand, change(r),
-					iv, tol, mde, rowVerdict(r))
-			}
-			b.WriteString("\n")
-			if i == 0 {
-				b.WriteString("_90% interval_ of the change; _tolerance_: the worsening allowed; _detects_: the smallest worsening these runs catch 4 times in 5; _worse_ or _better_ when the whole interval says so.\n\n")
-			}
-			if provisional != "" {
-				b.WriteString("† provisional: " + EscapeMarkdown(provisional) + ".\n\n")
-			}
+			fmt.Fprintf(&b, "%s of this PR against %s (%s).\n\n", plural(s.CandidateCount(), "run"), EscapeMarkdown(s.BaselineSource), plural(s.BaselineCount(), "run"))
+			comparisonTables(&b, s)
 			if line := decide(s); line != "" && s.Verdict() == gate.Inconclusive {
 				b.WriteString(line + "\n\n")
 			}
@@ -370,6 +486,56 @@ func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 	}
 	b.WriteString("\n</details>\n")
 	return b.String()
+}
+
+// comparisonTables writes a scenario's five-column table (metric, base,
+// PR, change with its interval, verdict), then its tolerances and what
+// its runs can detect in a details block, with the words explained.
+func comparisonTables(b *strings.Builder, s *gate.Scenario) {
+	b.WriteString("| metric | base | PR | change (90% interval) | verdict |\n|---|---:|---:|---|---|\n")
+	var tol strings.Builder
+	tol.WriteString("| metric | tolerance | detects |\n|---|---:|---:|\n")
+	provisional, holm, pp := "", false, false
+	for j, r := range s.Compare.Results {
+		unit := unitOf(s.Compare, j)
+		base, cand, ch := num(r.Baseline), num(r.Candidate), change(r)+" ("+interval(r.Lo, r.Hi)+")"
+		t, mde := fmt.Sprintf("%.3g%%", 100*r.Tolerance), "–"
+		if r.MDE > 0 {
+			mde = fmt.Sprintf("%.1f%%", 100*r.MDE)
+		}
+		if r.Metric == "error_rate" {
+			base, cand, ch, t, mde, pp = pct(r.Baseline), pct(r.Candidate), change(r), "max "+pct(r.Tolerance), "–", true
+		}
+		if r.Verdict == compare.NotGated {
+			t = "not gated"
+		}
+		if r.Provisional && provisional == "" {
+			provisional = "an assumed noise floor stands in for the run-to-run noise"
+			for _, w := range r.Warnings {
+				if x, ok := strings.CutPrefix(w, "provisional: "); ok {
+					provisional = x
+				}
+			}
+		}
+		holm = holm || holmOnly(r)
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", EscapeMarkdown(label(r, unit)), base, cand, ch, rowVerdict(r))
+		fmt.Fprintf(&tol, "| %s | %s | %s |\n", EscapeMarkdown(label(r, unit)), t, mde)
+	}
+	b.WriteString("\n")
+	if provisional != "" {
+		b.WriteString("† provisional: " + EscapeMarkdown(provisional) + ".\n\n")
+	}
+	b.WriteString("<details><summary>Tolerances, and what these runs can detect</summary>\n\n" + tol.String() + "\n")
+	b.WriteString("_change_: the PR against the base, with the 90% interval it lies in; _worse_ or _better_ only when the whole interval says so. " +
+		"_tolerance_: the worsening allowed before the gate fails. _detects_: the smallest worsening these runs catch 4 times in 5. " +
+		"_NOT GATED_: shown, never judged (the notes say why).")
+	if holm {
+		b.WriteString(" _Holm_: with several gated statistics each needs stronger evidence, so that one false alarm among them all stays as unlikely as for one.")
+	}
+	if pp {
+		b.WriteString(" _pp_: percentage points, an error rate's change.")
+	}
+	b.WriteString("\n\n</details>\n\n")
 }
 
 // groupedNotes are a comparison's warnings, escaped, each text once with

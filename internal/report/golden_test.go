@@ -50,7 +50,8 @@ func TestGateCommentGolden(t *testing.T) {
 		return out
 	}
 	scenario := func(b, c []result.Loaded) gate.Scenario {
-		s := gate.Scenario{Name: "chat-c8", Candidate: runs(c), Baseline: runs(b), BaselineSource: "the newest baseline runs in folder baselines"}
+		s := gate.Scenario{Name: "chat-c8", Candidate: runs(c), Baseline: runs(b), BaselineSource: "the newest baseline runs in folder baselines",
+			BaselineCommits: []string{"a1b2c3d4e5f6", "b2c3d4e5f6a1", "c3d4e5f6a1b2"}[:len(b)]}
 		if len(b) > 0 {
 			cr, err := judge.Compare(st, b, c)
 			if err != nil {
@@ -60,7 +61,8 @@ func TestGateCommentGolden(t *testing.T) {
 		}
 		return s
 	}
-	meta := gate.Meta{Model: "m", Server: "built-in simulator", Runner: "test-runner", Commit: "abc123", Event: "pull_request", Store: "folder baselines", Seed: 42, Repeats: 3}
+	meta := gate.Meta{Model: "m", Server: "built-in simulator", Runner: "test-runner", Commit: "abc123", Event: "pull_request", Store: "folder baselines", Seed: 42, Repeats: 3,
+		Head: "0123456789abcdef", Base: "fedcba9876543210", RunURL: "https://example.test/o/r/actions/runs/42"}
 	cases := []struct {
 		file    string
 		verdict gate.Verdict
@@ -72,7 +74,7 @@ func TestGateCommentGolden(t *testing.T) {
 		{"comment-no-baseline.md", gate.NoBaseline, scenario(nil, same)},
 	}
 	for _, c := range cases {
-		rep := &gate.Report{Scenarios: []gate.Scenario{c.sc}, Meta: meta}
+		rep := &gate.Report{Scenarios: []gate.Scenario{c.sc}, Meta: meta, AcceptLabel: "perf-regression-accepted"}
 		rep.Verdict = gate.Fold(rep.Scenarios)
 		if rep.Verdict != c.verdict {
 			t.Errorf("%s: verdict %s, want %s", c.file, rep.Verdict, c.verdict)
@@ -82,6 +84,18 @@ func TestGateCommentGolden(t *testing.T) {
 			t.Errorf("%s: no marker", c.file)
 		}
 		golden(t, c.file, md)
+		// The first lines: the answer, the next step, then the commits
+		// and the run's links; a NOT GATED row never reads as worse.
+		lines := strings.Split(md, "\n")
+		if len(lines) < 6 || !strings.HasPrefix(lines[1], "## ") || !strings.HasPrefix(lines[3], "**") ||
+			!strings.Contains(lines[5], "`0123456` against base `fedcba9`") || !strings.Contains(lines[5], "(https://example.test/o/r/actions/runs/42#artifacts)") {
+			t.Errorf("%s: the first lines are not the answer, the next step and the commits:\n%s", c.file, strings.Join(lines[:min(6, len(lines))], "\n"))
+		}
+		for _, l := range lines {
+			if strings.HasPrefix(l, "|") && strings.Contains(l, "NOT GATED") && strings.Contains(l, "worse") {
+				t.Errorf("%s: a NOT GATED row reads as worse: %s", c.file, l)
+			}
+		}
 	}
 }
 
