@@ -201,7 +201,8 @@ func (e *Env) WorkflowRun() (WorkflowRun, bool) {
 	return wr, true
 }
 
-// PRLabels are the pull request's labels, from the event.
+// PRLabels are the pull request's labels, from the event: as they were
+// when it fired, even on a re-run (Labels asks the API for them as of now).
 func (e *Env) PRLabels() []string {
 	ls, _ := e.event("pull_request", "labels").([]any)
 	var out []string
@@ -212,6 +213,26 @@ func (e *Env) PRLabels() []string {
 		}
 	}
 	return out
+}
+
+// Labels are the pull request's labels as of now, from the API.
+func Labels(ctx context.Context, c *github.Client, owner, repo string, pr int) ([]string, error) {
+	var out []string
+	opt := &github.ListOptions{PerPage: 100}
+	for page := 0; page < 10; page++ {
+		ls, resp, err := c.Issues.ListLabelsByIssue(ctx, owner, repo, pr, opt)
+		if err != nil {
+			return nil, fmt.Errorf("list the labels of #%d: %w", pr, err)
+		}
+		for _, l := range ls {
+			out = append(out, l.GetName())
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	return out, nil
 }
 
 // DefaultBranch is the repository's default branch, from the event.
@@ -236,16 +257,35 @@ func (e *Env) HeadSHA() string {
 // RunURL is the page of this workflow run (its attempt, after the first),
 // or "" outside Actions.
 func (e *Env) RunURL() string {
-	owner, repo := e.Repo()
-	if !e.InActions() || e.Ctx.RunID == 0 || owner == "" || e.Ctx.ServerURL == "" {
-		return ""
-	}
-	u := fmt.Sprintf("%s/%s/%s/actions/runs/%d", strings.TrimSuffix(e.Ctx.ServerURL, "/"), url.PathEscape(owner), url.PathEscape(repo), e.Ctx.RunID)
-	if e.Ctx.RunAttempt > 1 {
+	u := e.RunPage(e.Ctx.RunID)
+	if u != "" && e.Ctx.RunAttempt > 1 {
 		u += fmt.Sprintf("/attempts/%d", e.Ctx.RunAttempt)
 	}
 	return u
 }
+
+// RunPage is the page of this repository's workflow run id, or "" outside
+// Actions.
+func (e *Env) RunPage(id int64) string {
+	owner, repo := e.Repo()
+	if !e.InActions() || id <= 0 || owner == "" || e.Ctx.ServerURL == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/%s/%s/actions/runs/%d", strings.TrimSuffix(e.Ctx.ServerURL, "/"), url.PathEscape(owner), url.PathEscape(repo), id)
+}
+
+// WorkflowFile is the running workflow's file in its repository
+// (".github/workflows/perf.yml"), from GITHUB_WORKFLOW_REF; "" when unknown.
+func (e *Env) WorkflowFile() string {
+	ref, _, _ := strings.Cut(e.Getenv("GITHUB_WORKFLOW_REF"), "@")
+	if i := strings.Index(ref, "/.github/workflows/"); i >= 0 {
+		return ref[i+1:]
+	}
+	return ""
+}
+
+// EventAction is the event's activity type ("labeled", "synchronize", ...).
+func (e *Env) EventAction() string { return e.eventString("action") }
 
 var safeURL = regexp.MustCompile(`^https?://[A-Za-z0-9./:_~%-]+$`)
 

@@ -116,7 +116,7 @@ func (t *Thresholds) orDefaults() {
 
 // BaselineConfig says where baselines live.
 type BaselineConfig struct {
-	Store  string `yaml:"store"`  // folder | branch
+	Store  string `yaml:"store"`  // folder | branch; unset: branch on GitHub Actions, folder elsewhere (DefaultStore)
 	Path   string `yaml:"path"`   // folder store root, or the path inside the branch
 	Branch string `yaml:"branch"` // branch store
 	Keep   int    `yaml:"keep"`   // runs kept per scenario and profile
@@ -126,12 +126,21 @@ type BaselineConfig struct {
 	Committed bool `yaml:"committed"`
 }
 
+// DefaultStore sets the baseline store where neither the config nor an
+// input chose one: the branch store on GitHub Actions (a folder there is
+// thrown away with the runner), a folder elsewhere.
+func (b *BaselineConfig) DefaultStore(inActions bool) {
+	if b.Store == "" {
+		b.Store = map[bool]string{true: "branch", false: "folder"}[inActions]
+	}
+}
+
 // DefaultGate holds the defaults.
 var DefaultGate = Gate{
 	Repeats:    3,
 	Warmup:     true,
 	Seed:       1,
-	Baseline:   BaselineConfig{Store: "folder", Path: "baselines", Branch: "aiperf-baselines", Keep: 20},
+	Baseline:   BaselineConfig{Path: "baselines", Branch: "aiperf-baselines", Keep: 20},
 	Server:     Server{ReadyTimeout: 10 * time.Minute, TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond},
 	Thresholds: Thresholds{Config: judge.Default},
 }
@@ -245,7 +254,7 @@ func (g *Gate) Validate() error {
 		bad("give exactly one target: server: simulator, server.command, or url")
 	}
 	switch g.Baseline.Store {
-	case "folder", "branch":
+	case "", "folder", "branch":
 	default:
 		bad("baseline.store %q: want folder or branch", g.Baseline.Store)
 	}

@@ -94,6 +94,12 @@ func ReadArtifact(path string) (*Artifact, *Report, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return parseArtifact(b, path)
+}
+
+// parseArtifact is ReadArtifact on a comparison.json's bytes, named in
+// errors as name.
+func parseArtifact(b []byte, path string) (*Artifact, *Report, error) {
 	if len(b) > maxArtifactBytes {
 		return nil, nil, fmt.Errorf("%s: larger than %d MiB: not a comparison this gate wrote", path, maxArtifactBytes>>20)
 	}

@@ -886,8 +886,10 @@ func TestGateAcceptedAndAdvisoryRegressions(t *testing.T) {
 		{"advisory", "", "true", ExitOK, "neutral", "warning", "**Advisory:**"},
 	} {
 		ev := prEvent(11)
+		// The labels as the API has them now (the event's are as it fired).
+		gh.SetLabels(11, "docs")
 		if c.label != "" {
-			ev["pull_request"].(map[string]any)["labels"] = []any{map[string]any{"name": "docs"}, map[string]any{"name": c.label}}
+			gh.SetLabels(11, "docs", c.label)
 		}
 		gh.CheckRuns = nil
 		env := newActionsEnv(t, t.TempDir(), gh, "pull_request", ev, map[string]string{"config": slow, "results-dir": filepath.Join(dir, c.name), "advisory": c.advisory})

@@ -56,9 +56,15 @@ func Run(ctx context.Context, cfg *config.Gate, env *action.Env, opt Options) (i
 		return 0, errors.New("gate: no renderer (Options.Render)")
 	}
 	opt.defaults()
+	cfg.Baseline.DefaultStore(env.InActions())
 	g := &gate{opt: opt, env: env, cfg: cfg, job: jobID(env)}
 	if err := g.check(); err != nil {
 		return 0, err
+	}
+	if g.relabeled() {
+		if code, done, err := g.rejudge(ctx); done || err != nil {
+			return code, err
+		}
 	}
 	if b := cfg.Baseline; env.InActions() && b.Store == "folder" && !b.Committed && cfg.BaselineServer == nil &&
 		(opt.Mode == "refresh" || (opt.Mode == "gate" && env.IsPushToDefault())) {

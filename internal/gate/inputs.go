@@ -21,7 +21,7 @@ type Input struct{ Name, Default, Usage string }
 // (action.TokenInput, read by action.New). action.yml declares exactly
 // these; a test holds the two to each other.
 var Inputs = []Input{
-	{"config", ".github/aiperf.yml", "gate config file"},
+	{"config", ".github/aiperf.yml", "gate config file, or the config itself (YAML, several lines)"},
 	{"url", "", "use a running server at this URL instead of the config's server"},
 	{"model", "", "model name (overrides the config)"},
 	{"server-command", "", "command that starts the server (overrides the config)"},
@@ -57,6 +57,7 @@ type Options struct {
 	ResultsDir  string
 	Commit      string       // the commit runs are recorded at; default GITHUB_SHA, else "local"
 	ConfigPath  string       // named in errors
+	ConfigText  string       // the config itself, given inline in the config input (a YAML block)
 	HTTPClient  *http.Client // for the GitHub API (nil: default)
 	Stdout      io.Writer
 	Stderr      io.Writer
@@ -110,6 +111,9 @@ func BindInputs(fs *pflag.FlagSet) func(name string) (string, bool) {
 func FromInputs(input func(string) string) Options {
 	o := Options{Mode: input("mode"), Comment: input("comment"), ResultsDir: input("results-dir"),
 		Commit: input("commit"), ConfigPath: input("config"), AcceptLabel: input("accept-label")}
+	if strings.Contains(o.ConfigPath, "\n") { // a YAML block: the config inline, in the workflow
+		o.ConfigText, o.ConfigPath = o.ConfigPath, "(the config input)"
+	}
 	o.Advisory, o.badBools = boolInput(input, "advisory", o.badBools)
 	o.CheckRun, o.badBools = boolInput(input, "check-run", o.badBools)
 	return o
@@ -152,6 +156,11 @@ func (o *Options) Check(env *action.Env) error {
 	if env.InActions() && env.IsPR() && o.Mode == "refresh" {
 		return errors.New("mode refresh runs only on a push to the default branch, never on a pull_request")
 	}
+	// A workflow_dispatch seed run from another branch would store that
+	// branch's runs as the default branch's baselines.
+	if d := env.DefaultBranch(); env.InActions() && o.Mode == "refresh" && d != "" && env.Ctx.Ref != "" && env.Ctx.Ref != "refs/heads/"+d {
+		return fmt.Errorf("mode refresh stores the default branch's baselines: run it on %s, not on %s", d, env.Ctx.Ref)
+	}
 	return nil
 }
 
@@ -162,6 +171,19 @@ func Configure(path string, input func(string) string) (*config.Gate, error) {
 	if err != nil {
 		return nil, err
 	}
+	return configure(cfg, path, input)
+}
+
+// ConfigureText is Configure for a config given inline, named name.
+func ConfigureText(text, name string, input func(string) string) (*config.Gate, error) {
+	cfg, err := config.ParseGate([]byte(text), name)
+	if err != nil {
+		return nil, err
+	}
+	return configure(cfg, name, input)
+}
+
+func configure(cfg *config.Gate, path string, input func(string) string) (*config.Gate, error) {
 	errs := []error{cfg.Override(input), cfg.Validate()}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("config %s:\n  %s", path, strings.ReplaceAll(err.Error(), "\n", "\n  "))

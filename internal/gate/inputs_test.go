@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -54,5 +55,45 @@ func TestActionInputsAreTheGates(t *testing.T) {
 	slices.Sort(extra)
 	for _, name := range extra {
 		t.Errorf("action.yml declares input %q, which the gate never reads", name)
+	}
+}
+
+// A refresh stores the default branch's baselines: refused on a pull
+// request and on a workflow_dispatch of another branch; accepted on main.
+func TestRefreshOnlyOnTheDefaultBranch(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		event, ref string
+		ok         bool
+	}{{"workflow_dispatch", "refs/heads/main", true}, {"workflow_dispatch", "refs/heads/feature", false}, {"pull_request", "refs/pull/3/merge", false}} {
+		ev := dir + "/" + c.event + ".json"
+		os.WriteFile(ev, []byte(`{"repository":{"default_branch":"main"}}`), 0o644)
+		vars := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": c.event, "GITHUB_EVENT_PATH": ev, "GITHUB_REF": c.ref}
+		env, err := action.New(func(k string) string { return vars[k] }, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := Options{Mode: "refresh", Comment: "always"}
+		if err := o.Check(env); (err == nil) != c.ok {
+			t.Errorf("%s on %s: %v, want ok %v", c.event, c.ref, err, c.ok)
+		}
+	}
+}
+
+// A config input of several lines is the config itself, not a path.
+func TestInlineConfigInput(t *testing.T) {
+	t.Parallel()
+	in := map[string]string{"config": "server: simulator\nmodel: m\nscenarios:\n  - name: a\n    request-count: 4\n"}
+	o := FromInputs(func(k string) string { return in[k] })
+	if o.ConfigText == "" || strings.Contains(o.ConfigPath, "\n") {
+		t.Fatalf("inline config read as a path: %+v", o)
+	}
+	cfg, err := ConfigureText(o.ConfigText, o.ConfigPath, func(string) string { return "" })
+	if err != nil || cfg.Model != "m" || len(cfg.Scenarios) != 1 {
+		t.Fatalf("%v %+v", err, cfg)
+	}
+	if _, err := ConfigureText("server: simulator\nbogus: 1\n", o.ConfigPath, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "(the config input)") {
+		t.Errorf("an unknown key: %v", err)
 	}
 }

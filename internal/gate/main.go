@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/aiperf-action/aiperf-action/internal/action"
+	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/run"
 )
 
@@ -92,7 +93,16 @@ func Main(ctx context.Context, m MainOptions) (exit int) {
 	if gopt.Mode == "comment" {
 		code, err = PostReport(ctx, env, gopt)
 	} else {
-		cfg, cerr := Configure(gopt.ConfigPath, input)
+		var cfg *config.Gate
+		var cerr error
+		if gopt.ConfigText != "" {
+			if f := env.WorkflowFile(); f != "" {
+				gopt.ConfigPath = f + " " + gopt.ConfigPath
+			}
+			cfg, cerr = ConfigureText(gopt.ConfigText, gopt.ConfigPath, input)
+		} else {
+			cfg, cerr = Configure(gopt.ConfigPath, input)
+		}
 		if cerr != nil {
 			return fail(cerr)
 		}

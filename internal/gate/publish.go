@@ -44,7 +44,7 @@ func (g *gate) finish(ctx context.Context, rep *Report) (int, error) {
 		result.WriteFileAtomic(filepath.Join(out, "pr-number"), []byte(strconv.Itoa(pr)+"\n"))
 	}
 	rep.Advisory = g.opt.Advisory
-	if rep.Verdict == Fail && !rep.Broken() && g.env.IsPR() && g.opt.AcceptLabel != "" && slices.Contains(g.env.PRLabels(), g.opt.AcceptLabel) {
+	if rep.Verdict == Fail && !rep.Broken() && g.env.IsPR() && g.opt.AcceptLabel != "" && slices.Contains(g.labels(ctx), g.opt.AcceptLabel) {
 		rep.Accepted = "the pull request has the label " + g.opt.AcceptLabel
 	}
 	for _, msg := range regressions(rep) {
@@ -107,6 +107,9 @@ func (g *gate) checkRun(ctx context.Context, rep *Report, sha string, failOnInco
 		return ""
 	}
 	path := cmp.Or(g.opt.ConfigPath, ".github/aiperf.yml")
+	if g.opt.ConfigText != "" { // inline: annotate the workflow file that holds it
+		path = cmp.Or(g.env.WorkflowFile(), ".github/workflows")
+	}
 	var anns []*github.CheckRunAnnotation
 	for _, s := range rep.Scenarios {
 		if s.Broken != "" {
@@ -209,6 +212,20 @@ func (g *gate) postComment(ctx context.Context, rep *Report) (url, note string) 
 	return url, ""
 }
 
+// labels are the pull request's labels as of now, from the API (a re-run
+// sees a label added since the event); the event's when the API can't say.
+func (g *gate) labels(ctx context.Context) []string {
+	if c, err := g.github(); err == nil && g.env.Token != "" {
+		owner, repo := g.env.Repo()
+		ls, err := action.Labels(ctx, c, owner, repo, g.env.PRNumber())
+		if err == nil {
+			return ls
+		}
+		g.env.Warning("aiperf-action: " + err.Error() + ": using the labels the event carried")
+	}
+	return g.env.PRLabels()
+}
+
 // marker is the sticky comment's marker.
 func (g *gate) marker() string {
 	if g.opt.Marker == "" {
@@ -264,12 +281,8 @@ func PostReport(ctx context.Context, env *action.Env, opt Options) (int, error) 
 	rep.Meta.Head, rep.Meta.RunURL = wr.HeadSHA, wr.HTMLURL
 	if rep.Verdict == Fail && !rep.Broken() && opt.AcceptLabel != "" {
 		owner, repo := env.Repo()
-		if labels, _, err := c.Issues.ListLabelsByIssue(ctx, owner, repo, pr, &github.ListOptions{PerPage: 100}); err == nil {
-			for _, l := range labels {
-				if l.GetName() == opt.AcceptLabel {
-					rep.Accepted = "the pull request has the label " + opt.AcceptLabel
-				}
-			}
+		if labels, err := action.Labels(ctx, c, owner, repo, pr); err == nil && slices.Contains(labels, opt.AcceptLabel) {
+			rep.Accepted = "the pull request has the label " + opt.AcceptLabel
 		}
 	}
 	rep.Notes = append(rep.Notes, "Posted from the results of a separate run of this pull request's workflow (the fork flow): the details and charts are in that run's job summary.")

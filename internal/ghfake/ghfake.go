@@ -59,6 +59,28 @@ type Server struct {
 	Pulls []Pull
 	// CheckRuns are the check runs created (POST check-runs), as sent.
 	CheckRuns []map[string]any
+	// Runs are the repository's workflow runs, newest first, with their
+	// artifacts (GET actions/runs, its artifacts, and their zips through a
+	// redirect, as GitHub serves them).
+	Runs []Run
+	// ForbidActions answers 403 to the Actions API (a token without
+	// actions: read).
+	ForbidActions bool
+}
+
+// Run is a workflow run and its artifacts.
+type Run struct {
+	ID        int64
+	HeadSHA   string
+	Event     string
+	Artifacts []Artifact
+}
+
+// Artifact is a run's artifact: its name and its zip.
+type Artifact struct {
+	ID   int64
+	Name string
+	Zip  []byte
 }
 
 // Pull is an open pull request: its number, and its head's repository
@@ -163,6 +185,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	s.Reqs = append(s.Reqs, Request{r.Method, r.URL.Path, string(body)})
 	prefix := "/repos/" + s.Owner + "/" + s.Repo + "/"
+	if id, ok := strings.CutPrefix(r.URL.Path, "/blob/artifact/"); ok && r.Method == "GET" {
+		// The storage an artifact's zip redirects to: no API, no token.
+		s.blob(w, id, r.Header.Get("Authorization") != "")
+		return
+	}
 	if !strings.HasPrefix(r.URL.Path, prefix) {
 		http.Error(w, `{"message":"Not Found"}`, http.StatusNotFound)
 		return
@@ -194,6 +221,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.createCheckRun(rp, r, p, body)
 	case r.Method == "GET" && strings.HasPrefix(p, "compare/"):
 		s.compare(rp, r, p, body)
+	case r.Method == "GET" && strings.HasPrefix(p, "actions/"):
+		s.actions(rp, r, strings.TrimPrefix(p, "actions/"))
+	case r.Method == "GET" && strings.HasPrefix(p, "issues/") && strings.HasSuffix(p, "/labels"):
+		s.labels(rp, p)
 	case strings.HasPrefix(p, "issues/comments/") && r.Method == "PATCH":
 		s.editComment(rp, r, p, body)
 	case strings.HasPrefix(p, "issues/") && strings.HasSuffix(p, "/comments"):
@@ -458,4 +489,87 @@ func (s *Server) AddComments(issue, n int) {
 		s.nextID++
 		s.Comments[issue] = append(s.Comments[issue], Comment{ID: s.nextID, Body: fmt.Sprintf("comment %d", i)})
 	}
+}
+
+// labels are a pull request's labels, as of now (GET issues/{n}/labels).
+func (s *Server) labels(rp reply, p string) {
+	n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(p, "issues/"), "/labels"))
+	out := []map[string]string{}
+	for _, pr := range s.Pulls {
+		if pr.Number == n {
+			for _, l := range pr.Labels {
+				out = append(out, map[string]string{"name": l})
+			}
+		}
+	}
+	rp.write(200, out)
+}
+
+// SetLabels sets pull request n's labels (adding it to Pulls if need be).
+func (s *Server) SetLabels(n int, labels ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.Pulls {
+		if s.Pulls[i].Number == n {
+			s.Pulls[i].Labels = labels
+			return
+		}
+	}
+	s.Pulls = append(s.Pulls, Pull{Number: n, Labels: labels})
+}
+
+// actions serves the Actions API's workflow runs and artifacts.
+func (s *Server) actions(rp reply, r *http.Request, p string) {
+	if s.ForbidActions {
+		rp.write(http.StatusForbidden, map[string]string{"message": "Resource not accessible by integration"})
+		return
+	}
+	switch parts := strings.Split(p, "/"); {
+	case p == "runs":
+		sha := r.URL.Query().Get("head_sha")
+		runs := []map[string]any{}
+		for _, run := range s.Runs {
+			if sha == "" || run.HeadSHA == sha {
+				runs = append(runs, map[string]any{"id": run.ID, "head_sha": run.HeadSHA, "event": run.Event, "status": "completed"})
+			}
+		}
+		rp.write(200, map[string]any{"total_count": len(runs), "workflow_runs": runs})
+	case len(parts) == 3 && parts[0] == "runs" && parts[2] == "artifacts":
+		id, _ := strconv.ParseInt(parts[1], 10, 64)
+		for _, run := range s.Runs {
+			if run.ID == id {
+				arts := []map[string]any{}
+				for _, a := range run.Artifacts {
+					arts = append(arts, map[string]any{"id": a.ID, "name": a.Name, "size_in_bytes": len(a.Zip), "expired": false})
+				}
+				rp.write(200, map[string]any{"total_count": len(arts), "artifacts": arts})
+				return
+			}
+		}
+		rp.notFound()
+	case len(parts) == 3 && parts[0] == "artifacts" && parts[2] == "zip":
+		rp.w.Header().Set("Location", s.URL+"/blob/artifact/"+parts[1])
+		rp.w.WriteHeader(http.StatusFound)
+	default:
+		rp.notFound()
+	}
+}
+
+// blob serves an artifact's zip; a request that carries a token is
+// refused, as it must never be sent to the storage host.
+func (s *Server) blob(w http.ResponseWriter, id string, auth bool) {
+	if auth {
+		http.Error(w, "a token was sent to the artifact storage", http.StatusBadRequest)
+		return
+	}
+	for _, run := range s.Runs {
+		for _, a := range run.Artifacts {
+			if strconv.FormatInt(a.ID, 10) == id {
+				w.Header().Set("Content-Type", "application/zip")
+				w.Write(a.Zip)
+				return
+			}
+		}
+	}
+	http.NotFound(w, nil)
 }
