@@ -99,6 +99,24 @@ func TestGateCommentGolden(t *testing.T) {
 	}
 }
 
+// The comment of a gate that could not run: the error and the log quoted
+// in fences no backtick run in them can close, no marker of another
+// comment left in them, and the commits and links.
+func TestFailureCommentGolden(t *testing.T) {
+	t.Parallel()
+	f := &gate.Failure{Err: "server http://127.0.0.1:8000 refused a first request with model \"gpt-4o\" on --endpoint-type chat, before any load (HTTP 404): http_404: {\"error\":{\"message\":\"The model ```gpt-4o``` does not exist.\",\"code\":404}}",
+		Log:  "aiperf-action gate: server: waiting for http://127.0.0.1:8000/health to answer (up to 10m0s)\n" + action.Marker + " <details>",
+		Meta: gate.Meta{Head: "0123456789abcdef", Base: "fedcba9876543210", RunURL: "https://example.test/o/r/actions/runs/42"}}
+	md := FailureMarkdown(f, action.Marker, action.MaxComment)
+	golden(t, "comment-error.md", md)
+	if strings.Count(md, action.Marker) != 1 || !strings.Contains(md, "````text") {
+		t.Errorf("a quoted marker, or a fence the error's backticks could close:\n%s", md)
+	}
+	if short := FailureMarkdown(f, action.Marker, 700); len(short) > 700+len(f.Err) || strings.Contains(short, "last lines") {
+		t.Errorf("a comment over its limit keeps the log: %d bytes", len(short))
+	}
+}
+
 // Server text is escaped, and an oversized report is cut to fit a comment.
 func TestGateCommentEscapesAndFits(t *testing.T) {
 	t.Parallel()

@@ -24,13 +24,27 @@ const renderModules = "../../tools/render/node_modules"
 // commentPage is an HTML page that renders markdown as a PR comment: GFM
 // by marked, mermaid blocks by mermaid, every <details> open so that the
 // charts show; it marks <body data-rendered> when done.
-func commentPage(markdown string) string {
-	md, _ := json.Marshal(strings.ReplaceAll(markdown, "<details>", "<details open>"))
+func commentPage(markdown string) string { return page(markdown, true) }
+
+// phonePage is the comment as a phone shows it, 390 px wide: the details
+// closed, as GitHub leaves them, and the tables as narrow as they go.
+func phonePage(markdown string) string { return page(markdown, false) }
+
+func page(markdown string, wide bool) string {
+	css := `body { max-width: 860px; margin: 16px; } th, td { padding: 4px 10px; }`
+	if wide {
+		markdown = strings.ReplaceAll(markdown, "<details>", "<details open>")
+	} else {
+		css = `body { margin: 8px; } th, td { padding: 2px 4px; } table { font-size: 13px; }`
+	}
+	md, _ := json.Marshal(markdown)
 	abs, _ := filepath.Abs(renderModules)
-	return `<!doctype html><html><head><meta charset="utf-8">
+	return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <style>
-body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; font-size: 14px; line-height: 1.5; color: #1f2328; max-width: 860px; margin: 16px; }
-table { border-collapse: collapse; margin: 8px 0; } th, td { border: 1px solid #d1d9e0; padding: 4px 10px; } th { background: #f6f8fa; }
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; font-size: 14px; line-height: 1.5; color: #1f2328; }
+table { border-collapse: collapse; margin: 8px 0; } th, td { border: 1px solid #d1d9e0; } th { background: #f6f8fa; }
+pre { white-space: pre-wrap; word-break: break-all; background: #f6f8fa; padding: 8px; }
+` + css + `
 code { background: #eff1f3; padding: 1px 4px; border-radius: 4px; } h2 { border-bottom: 1px solid #d1d9e0; }
 summary { cursor: pointer; font-weight: 600; }
 </style>
@@ -81,19 +95,19 @@ func chromium(t *testing.T, page string, args ...string) []byte {
 	return out.Bytes()
 }
 
-// The four kinds of PR comment (the goldens in testdata) rendered as
+// The five kinds of PR comment (the goldens in testdata) rendered as
 // GitHub renders markdown and mermaid, in headless Chromium: each page
 // renders without a mermaid error and is not blank, and where there is a
 // baseline its percentile chart draws both series, the PR's bars and the
 // baseline's line.
 func TestCommentsRenderInChromium(t *testing.T) {
 	if testing.Short() {
-		t.Skip("four pages in a browser, ~17 s")
+		t.Skip("five pages in a browser, ~25 s")
 	}
 	if _, err := os.Stat(filepath.Join(renderModules, "mermaid", "dist", "mermaid.min.js")); err != nil {
 		t.Skip("no mermaid: npm ci --prefix tools/render (.ci/run does)")
 	}
-	for _, name := range []string{"pass", "fail", "inconclusive", "no-baseline"} {
+	for _, name := range []string{"pass", "fail", "inconclusive", "no-baseline", "error"} {
 		t.Run(name, func(t *testing.T) {
 			md, err := os.ReadFile(filepath.Join("testdata", "comment-"+name+".md"))
 			if err != nil {
@@ -106,7 +120,7 @@ func TestCommentsRenderInChromium(t *testing.T) {
 				i := strings.Index(dom, "data-rendered")
 				t.Fatalf("not rendered: %s", dom[max(0, i-10):min(len(dom), i+300)])
 			}
-			if name != "no-baseline" && (!strings.Contains(dom, "bar-plot") || !strings.Contains(dom, "line-plot")) {
+			if name != "no-baseline" && name != "error" && (!strings.Contains(dom, "bar-plot") || !strings.Contains(dom, "line-plot")) {
 				t.Errorf("the percentile chart lacks a series: bars %v, line %v", strings.Contains(dom, "bar-plot"), strings.Contains(dom, "line-plot"))
 			}
 			shot := filepath.Join(t.TempDir(), "comment.png")
@@ -138,6 +152,13 @@ func TestCommentsRenderInChromium(t *testing.T) {
 				png, _ := os.ReadFile(shot)
 				os.MkdirAll(filepath.Join("..", "..", "docs", "screenshots"), 0o755)
 				os.WriteFile(filepath.Join("..", "..", "docs", "screenshots", "comment-"+name+".png"), png, 0o644)
+				// And as a phone shows it (the README's).
+				phone := filepath.Join(t.TempDir(), "phone.html")
+				os.WriteFile(phone, []byte(phonePage(string(md))), 0o644)
+				shot := filepath.Join(t.TempDir(), "phone.png")
+				chromium(t, phone, "--screenshot="+shot, "--window-size=390,1100")
+				png, _ = os.ReadFile(shot)
+				os.WriteFile(filepath.Join("..", "..", "docs", "screenshots", "phone-"+name+".png"), png, 0o644)
 			}
 		})
 	}
