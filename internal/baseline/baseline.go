@@ -48,13 +48,30 @@ type Store interface {
 
 var unsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// Dir is where a scenario's runs for one profile live under root.
-func Dir(root, scenario, hash string) string {
+// Dir is where a scenario's runs for one profile live under root. A key
+// of the form hash@testbed (Key) names the profile's folder for one
+// testbed, <hash16>.<testbed>; a bare hash, the folder of runs recorded
+// before baselines were kept apart by testbed.
+func Dir(root, scenario, key string) string {
+	hash, bed, _ := strings.Cut(key, "@")
 	h := strings.TrimPrefix(hash, "sha256:")
 	if len(h) > 16 {
 		h = h[:16]
 	}
-	return path.Join(root, unsafe.ReplaceAllString(scenario, "_"), unsafe.ReplaceAllString(h, "_"))
+	dir := unsafe.ReplaceAllString(h, "_")
+	if bed = strings.Trim(unsafe.ReplaceAllString(bed, "_"), "._"); bed != "" {
+		dir += "." + bed
+	}
+	return path.Join(root, unsafe.ReplaceAllString(scenario, "_"), dir)
+}
+
+// Key is the store key of a profile's runs on a testbed ("" keeps the
+// bare hash, the layout before testbeds).
+func Key(hash, testbed string) string {
+	if testbed == "" {
+		return hash
+	}
+	return hash + "@" + testbed
 }
 
 // FileName names run i recorded at commit now.

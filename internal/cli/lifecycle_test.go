@@ -252,7 +252,17 @@ func TestStoppedWorkerIsNamed(t *testing.T) {
 	if res.code != ExitError || !strings.Contains(res.stderr, "stopped answering") || !strings.Contains(res.stderr, fmt.Sprint(pid)) || err != nil {
 		t.Fatalf("exit %d: %v\n%s", res.code, err, res.stderr)
 	}
-	t.Logf("stderr: %s; lost in flight %d", strings.TrimSpace(res.stderr), r.ToolHealth.LostInFlight)
+	// Its requests in flight are in run.json's counts, by number, as
+	// failed with their own kind, and in the console's error table.
+	lost := r.ToolHealth.LostInFlight
+	if lost == 0 || r.Counts.ErrorsByKind["lost_in_flight"] != lost || r.Counts.Requests < r.Counts.OK+lost ||
+		!strings.Contains(r.Counts.ErrorExamples["lost_in_flight"], "never recorded: worker ") {
+		t.Errorf("lost in flight %d; counts %+v", lost, r.Counts)
+	}
+	if !strings.Contains(res.stdout, "lost_in_flight") {
+		t.Errorf("the console does not show the requests lost in flight:\n%s", res.stdout)
+	}
+	t.Logf("stderr: %s; lost in flight %d", strings.TrimSpace(res.stderr), lost)
 }
 
 // inTmpfs runs the plain binary with args in a mount namespace of its own

@@ -50,6 +50,10 @@ type Gate struct {
 	Seed       uint64         `yaml:"seed"`
 	Thresholds Thresholds     `yaml:"thresholds"`
 	Baseline   BaselineConfig `yaml:"baseline"`
+	// Testbed names the machine and stack the runs are measured on:
+	// baselines are kept apart by it. Empty: derived from the machine (OS
+	// and architecture, GPU model and count, driver; internal/testbed).
+	Testbed string `yaml:"testbed"`
 }
 
 // Server says how to bring the target up: the built-in simulator, or a command.

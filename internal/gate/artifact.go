@@ -60,8 +60,11 @@ type ArtifactScenario struct {
 	CandidateRuns  int           `json:"candidate_runs"`
 	Paired         bool          `json:"paired,omitempty"`
 	ProfileChanged string        `json:"profile_changed,omitempty"`
-	Broken         string        `json:"broken,omitempty"`     // why its runs are no measurement (it fails)
-	Comparison     *judge.Report `json:"comparison,omitempty"` // nil: no baseline yet
+	Broken         string        `json:"broken,omitempty"`         // why its runs are no measurement (it fails)
+	OtherTestbeds  bool          `json:"other_testbeds,omitempty"` // profile_changed's reason: runs on other testbeds only
+	EnvChanged     string        `json:"env_changed,omitempty"`    // what differs from the baseline's machine and stack
+	EnvHardware    bool          `json:"env_hardware,omitempty"`   // and that the machine or its drivers did
+	Comparison     *judge.Report `json:"comparison,omitempty"`     // nil: no baseline yet
 }
 
 // NewArtifact is rep as comparison.json holds it.
@@ -69,7 +72,8 @@ func NewArtifact(rep *Report, pr int, headSHA, commentKey string) *Artifact {
 	a := &Artifact{Schema: ArtifactSchema, Verdict: rep.Verdict, PR: pr, HeadSHA: headSHA, CommentKey: commentKey, Meta: rep.Meta}
 	for _, s := range rep.Scenarios {
 		a.Scenarios = append(a.Scenarios, ArtifactScenario{Name: s.Name, Verdict: s.Verdict(), BaselineSource: s.BaselineSource,
-			BaselineRuns: s.BaselineCount(), CandidateRuns: s.CandidateCount(), Paired: s.Paired, ProfileChanged: s.ProfileChanged, Broken: s.Broken, Comparison: s.Compare})
+			BaselineRuns: s.BaselineCount(), CandidateRuns: s.CandidateCount(), Paired: s.Paired, ProfileChanged: s.ProfileChanged, Broken: s.Broken,
+			OtherTestbeds: s.OtherTestbeds, EnvChanged: s.EnvChanged, EnvHardware: s.EnvHardware, Comparison: s.Compare})
 	}
 	return a
 }
@@ -133,7 +137,8 @@ func (a *Artifact) report() (*Report, error) {
 		bad("comment_key: not a comment key")
 	}
 	m := &a.Meta
-	for name, s := range map[string]*string{"model": &m.Model, "server": &m.Server, "runner": &m.Runner, "commit": &m.Commit, "event": &m.Event, "store": &m.Store} {
+	for name, s := range map[string]*string{"model": &m.Model, "server": &m.Server, "runner": &m.Runner, "commit": &m.Commit, "event": &m.Event, "store": &m.Store,
+		"testbed": &m.Testbed, "environment": &m.Environment} {
 		if len(*s) > maxText {
 			bad("meta.%s: longer than %d bytes", name, maxText)
 		}
@@ -167,13 +172,13 @@ func (a *Artifact) report() (*Report, error) {
 		if len(as.ProfileChanged) > 4*maxText {
 			bad("%s.profile_changed: longer than %d bytes", at, 4*maxText)
 		}
-		if len(as.Broken) > 4*maxText {
-			bad("%s.broken: longer than %d bytes", at, 4*maxText)
+		if len(as.Broken) > 4*maxText || len(as.EnvChanged) > 4*maxText {
+			bad("%s.broken or env_changed: longer than %d bytes", at, 4*maxText)
 		}
 		if as.BaselineRuns < 0 || as.CandidateRuns < 0 || as.BaselineRuns > 100000 || as.CandidateRuns > 10000 {
 			bad("%s: run counts out of range", at)
 		}
-		s := Scenario{Name: as.Name, BaselineSource: as.BaselineSource, Paired: as.Paired, ProfileChanged: as.ProfileChanged, Broken: as.Broken, baselineN: as.BaselineRuns, candidateN: as.CandidateRuns}
+		s := Scenario{Name: as.Name, BaselineSource: as.BaselineSource, Paired: as.Paired, ProfileChanged: as.ProfileChanged, Broken: as.Broken, OtherTestbeds: as.OtherTestbeds, EnvChanged: as.EnvChanged, EnvHardware: as.EnvHardware, baselineN: as.BaselineRuns, candidateN: as.CandidateRuns}
 		if c := as.Comparison; c != nil {
 			checkComparison(c, at+".comparison", bad)
 			if c.Comparison != nil {

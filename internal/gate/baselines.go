@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/aiperf-action/aiperf-action/compare"
@@ -10,6 +11,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/baseline"
 	"github.com/aiperf-action/aiperf-action/internal/judge"
 	"github.com/aiperf-action/aiperf-action/internal/result"
+	"github.com/aiperf-action/aiperf-action/internal/testbed"
 )
 
 // judgeConfig is the config's thresholds (judge.Default where it has
@@ -80,6 +82,16 @@ func (g *gate) compareScenario(ctx context.Context, c *comparer, sc *Scenario, l
 		return fmt.Errorf("scenario %q: %w", sc.Name, err)
 	}
 	sc.Compare = cr
+	if !sc.Paired {
+		// Against the newest stored run's: what the baseline was measured on.
+		var changes []string
+		sc.EnvHardware = false
+		for _, ch := range testbed.Diff(sc.Baseline[len(sc.Baseline)-1].Environment, sc.Candidate[0].Environment) {
+			changes = append(changes, ch.String())
+			sc.EnvHardware = sc.EnvHardware || ch.Hardware()
+		}
+		sc.EnvChanged = strings.Join(changes, "; ")
+	}
 	return nil
 }
 
@@ -87,9 +99,20 @@ func (g *gate) compareScenario(ctx context.Context, c *comparer, sc *Scenario, l
 // where there are some).
 func (g *gate) loadBaselines(ctx context.Context, c *comparer, sc *Scenario) error {
 	sc.loaded = true
-	es, err := c.store.List(ctx, sc.Name, sc.Candidate[0].ProfileHash)
+	hash := sc.Candidate[0].ProfileHash
+	es, err := c.store.List(ctx, sc.Name, g.key(hash))
 	if err != nil {
 		return fmt.Errorf("scenario %q: %w", sc.Name, err)
+	}
+	legacy := false
+	if len(es) == 0 && g.key(hash) != hash {
+		// Runs stored before baselines were kept apart by testbed: used
+		// while this testbed has none of its own, when they were measured
+		// on this testbed or said nothing of it.
+		if es, err = c.store.List(ctx, sc.Name, hash); err != nil {
+			return fmt.Errorf("scenario %q: %w", sc.Name, err)
+		}
+		legacy = len(es) > 0
 	}
 	sel, source := baseline.Select(es, c.mergeBase, g.cfg.Baseline.Keep)
 	for _, e := range sel {
@@ -104,11 +127,20 @@ func (g *gate) loadBaselines(ctx context.Context, c *comparer, sc *Scenario) err
 		if r.Job == "" { // recorded before runs said their job: one refresh is one job
 			r.Job = "refresh " + e.Refresh
 		}
+		if legacy && r.Environment != nil && r.Environment.Testbed != g.fp.Testbed {
+			continue // another testbed's, from before the split
+		}
 		sc.Baseline = append(sc.Baseline, r)
 		sc.baselineNames = append(sc.baselineNames, e.Name)
 		sc.BaselineCommits = append(sc.BaselineCommits, e.Commit)
 	}
-	if len(sel) == 0 {
+	if len(sc.Baseline) == 0 {
+		if why := g.otherTestbeds(ctx, c, sc.Name, hash); why != "" {
+			sc.ProfileChanged, sc.OtherTestbeds = why, true
+			g.env.Warning(why)
+			g.logf("aiperf-action gate: %s", why)
+			return nil
+		}
 		// Runs of this scenario under other profiles: its flags, model or
 		// seed changed, which no comparison can span. Said loudly, not left
 		// as a quiet no-baseline pass.
@@ -121,6 +153,11 @@ func (g *gate) loadBaselines(ctx context.Context, c *comparer, sc *Scenario) err
 		return nil
 	}
 	sc.BaselineSource = source + " in " + c.store.String()
+	if legacy {
+		sc.BaselineSource += ", recorded before baselines were kept apart by testbed (the next refresh starts testbed " + g.fp.Testbed + "'s own)"
+	} else if g.fp != nil {
+		sc.BaselineSource += ", testbed " + g.fp.Testbed
+	}
 	// Where main's history shows a step, only the runs since describe it.
 	var loaded []result.Loaded
 	for i, r := range sc.Baseline {
@@ -131,15 +168,39 @@ func (g *gate) loadBaselines(ctx context.Context, c *comparer, sc *Scenario) err
 		return fmt.Errorf("scenario %q: %w", sc.Name, err)
 	}
 	if shift != nil {
-		at := sel[shift.Run]
+		at := sc.BaselineCommits[shift.Run]
 		why := ""
 		if a := sc.Baseline[shift.Run].Accepted; a != "" {
 			why = ", an accepted regression: " + a
 		}
 		sc.BaselineSource += fmt.Sprintf(", since main changed at commit %s (%s %+.1f%%, p = %.2g%s; %d older run(s) left out)",
-			at.Commit, shift.Stat, 100*shift.Change, shift.P, why, shift.Run)
+			at, shift.Stat, 100*shift.Change, shift.P, why, shift.Run)
 		sc.Baseline, sc.baselineNames, sc.BaselineCommits = sc.Baseline[shift.Run:], sc.baselineNames[shift.Run:], sc.BaselineCommits[shift.Run:]
-		g.logf("aiperf-action gate: %s: the baseline history steps at commit %s (%s %+.1f%%): comparing with the %d run(s) since", sc.Name, at.Commit, shift.Stat, 100*shift.Change, len(sc.Baseline))
+		g.logf("aiperf-action gate: %s: the baseline history steps at commit %s (%s %+.1f%%): comparing with the %d run(s) since", sc.Name, at, shift.Stat, 100*shift.Change, len(sc.Baseline))
 	}
 	return nil
+}
+
+// otherTestbeds says why a profile with no runs on this testbed is not
+// compared, when it has runs on others: baselines never mix testbeds.
+func (g *gate) otherTestbeds(ctx context.Context, c *comparer, scenario, hash string) string {
+	if g.fp == nil {
+		return ""
+	}
+	folders, err := c.store.Profiles(ctx, scenario)
+	if err != nil {
+		return ""
+	}
+	mine := path.Base(baseline.Dir("", scenario, hash))
+	var beds []string
+	for _, f := range folders {
+		if bed, ok := strings.CutPrefix(f, mine+"."); ok && bed != g.fp.Testbed {
+			beds = append(beds, bed)
+		}
+	}
+	if len(beds) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s has runs of this profile of %s only on other testbeds (%s), and this job runs on testbed %s: runs are compared only within one testbed (a GPU, driver or runner change starts its own baselines; `testbed:` in the config names one explicitly).",
+		c.store.String(), scenario, strings.Join(beds, ", "), g.fp.Testbed)
 }

@@ -9,6 +9,7 @@ package gate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
@@ -31,6 +32,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/run"
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
 	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
+	"github.com/aiperf-action/aiperf-action/internal/testbed"
 )
 
 // gate is one invocation's state.
@@ -43,6 +45,53 @@ type gate struct {
 	// maxErr is the thresholds' max-error-rate, a fraction: a run with
 	// more failures is no measurement (brokenRun).
 	maxErr float64
+	// fp is what the runs are measured on: its testbed keeps baselines
+	// apart, and it is recorded in every run.json.
+	fp *testbed.Environment
+}
+
+// fingerprint detects the machine and the server at target (not the
+// built-in simulator's: it is this binary), once, before any run.
+func (g *gate) fingerprint(ctx context.Context, target string) {
+	o := testbed.Options{Tool: run.Version, Testbed: testbed.Safe(g.cfg.Testbed), Getenv: g.env.Getenv}
+	if !g.cfg.Server.Simulator || g.cfg.URL != "" {
+		o.ServerURL = target
+	}
+	g.fp = testbed.Detect(ctx, o)
+	gpus := "no GPU"
+	if n := len(g.fp.GPUs); n > 0 {
+		gpus = fmt.Sprintf("%d× %s, driver %s, CUDA %s", n, g.fp.GPUs[0].Name, g.fp.GPUs[0].Driver, cmp.Or(g.fp.CUDA, "unknown"))
+	}
+	g.logf("aiperf-action gate: testbed %s (%s/%s, %d CPUs %s; %s; server %s)", g.fp.Testbed, g.fp.OS, g.fp.Arch, g.fp.CPUs, g.fp.CPUModel, gpus, cmp.Or(g.fp.ServerVersion, "version unknown"))
+}
+
+// describe is a fingerprint in words, for the report.
+func describe(e *testbed.Environment) string {
+	s := fmt.Sprintf("%s/%s, %d CPUs", e.OS, e.Arch, e.CPUs)
+	if e.CPUModel != "" {
+		s += " (" + e.CPUModel + ")"
+	}
+	if n := len(e.GPUs); n > 0 {
+		s += fmt.Sprintf("; %d× %s, driver %s", n, e.GPUs[0].Name, e.GPUs[0].Driver)
+		if e.CUDA != "" {
+			s += ", CUDA " + e.CUDA
+		}
+	}
+	if e.ServerVersion != "" {
+		s += "; server " + e.ServerVersion
+	}
+	if e.ServerImage != "" {
+		s += "; image " + e.ServerImage
+	}
+	return s
+}
+
+// key is the store key of a scenario's runs on this testbed.
+func (g *gate) key(hash string) string {
+	if g.fp == nil {
+		return hash
+	}
+	return baseline.Key(hash, g.fp.Testbed)
 }
 
 func (g *gate) logf(format string, a ...any) { fmt.Fprintf(g.opt.Stdout, format+"\n", a...) }
@@ -83,6 +132,7 @@ func Run(ctx context.Context, cfg *config.Gate, env *action.Env, opt Options) (i
 	if err != nil {
 		return 0, err
 	}
+	g.fingerprint(ctx, target)
 	baseTarget, stopBase := "", func() {}
 	if cfg.BaselineServer != nil {
 		bt, bstop, bdesc, err := g.bringUpBaseline(ctx)
@@ -295,8 +345,8 @@ func (g *gate) runScenarios(ctx context.Context, target, baseTarget string, cmp 
 			if len(looks) > 1 {
 				gs.lookNote = fmt.Sprintf("adaptive repeats: look %d of %d after %d runs in %.1fs, at α %.3g for a FAIL and %.3g for a PASS, of the %.3g each spends over the looks", li+1, len(looks), look.N, time.Since(started).Seconds(), look.Alpha, look.PassAlpha, cmp.st.Options.Alpha)
 			}
-			if gs.Verdict() != Inconclusive {
-				break
+			if gs.Verdict() != Inconclusive || gs.EnvHardware {
+				break // more runs on another machine than the baseline's decide nothing
 			}
 		}
 		if gs.lookNote != "" && gs.Compare != nil {
@@ -358,7 +408,7 @@ func (g *gate) runRepeats(ctx context.Context, sc map[string]any, gs *Scenario, 
 // measure runs one measured profile and prints its table.
 func (g *gate) measure(ctx context.Context, p *config.Profile, name string, i int) (*run.Result, error) {
 	res, err := run.Profile(ctx, p, run.Options{Cmdline: "aiperf-action gate (scenario " + name + ")", Stderr: g.opt.Stderr,
-		Logf: func(format string, a ...any) { g.logf(format, a...) }, Job: g.job, Scenario: name})
+		Logf: func(format string, a ...any) { g.logf(format, a...) }, Job: g.job, Scenario: name, Environment: g.fp})
 	if res == nil {
 		return nil, fmt.Errorf("scenario %q run %d failed before writing results (exit %d): %v", name, i, run.ExitCode(err), err)
 	}
@@ -429,10 +479,10 @@ func (g *gate) refresh(ctx context.Context, store baseline.Store, scenarios []Sc
 			}
 			g.logf("aiperf-action gate: %s: the runs stored record an accepted regression (%s)", sc.Name, accepted)
 		}
-		if err := store.Append(ctx, sc.Name, sc.Candidate[0].ProfileHash, g.commit(), runs, g.cfg.Baseline.Keep); err != nil {
+		if err := store.Append(ctx, sc.Name, g.key(sc.Candidate[0].ProfileHash), g.commit(), runs, g.cfg.Baseline.Keep); err != nil {
 			return fmt.Errorf("refresh baselines of %q: %w", sc.Name, err)
 		}
-		g.logf("aiperf-action gate: recorded %d run(s) of %s in the baselines (%s, keeping %d)", len(sc.candidateJSON), sc.Name, store, g.cfg.Baseline.Keep)
+		g.logf("aiperf-action gate: recorded %d run(s) of %s in the baselines (%s, testbed %s, keeping %d)", len(sc.candidateJSON), sc.Name, store, g.fp.Testbed, g.cfg.Baseline.Keep)
 	}
 	return nil
 }
@@ -494,6 +544,9 @@ func (g *gate) meta(serverDesc string, store baseline.Store, cmp *comparer) Meta
 	m := Meta{Model: g.cfg.Model, Server: serverDesc, Runner: runner, Commit: g.commit(),
 		Event: g.env.Ctx.EventName, Store: storeName(store), Seed: g.cfg.Seed, Repeats: g.cfg.Repeats}
 	g.commits(&m, cmp)
+	if g.fp != nil {
+		m.Testbed, m.Environment = g.fp.Testbed, describe(g.fp)
+	}
 	return m
 }
 

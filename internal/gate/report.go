@@ -36,6 +36,16 @@ type Scenario struct {
 	// ProfileChanged says why a scenario with stored runs has no baseline:
 	// its profile changed.
 	ProfileChanged string
+	// OtherTestbeds says ProfileChanged's reason is that the profile has
+	// runs only on other testbeds.
+	OtherTestbeds bool
+	// EnvChanged lists what differs between the machine and stack of the
+	// baseline's newest run and this job's ("cpu A → B; cuda 12.4 →
+	// 12.6"); EnvHardware says a difference is of the machine or its
+	// drivers: a FAIL is then no evidence against the pull request, and
+	// reads INCONCLUSIVE ("environment changed").
+	EnvChanged  string
+	EnvHardware bool
 	// Broken says why the scenario's runs are no measurement (none of a
 	// run's requests succeeded, or more failed than max-error-rate): it
 	// FAILs, whether or not there is a baseline, and nothing is stored.
@@ -69,6 +79,9 @@ func (s *Scenario) Verdict() Verdict {
 	if s.Compare == nil {
 		return NoBaseline
 	}
+	if s.EnvHardware && s.Compare.Verdict == compare.Fail {
+		return Inconclusive
+	}
 	return Verdict(s.Compare.Verdict)
 }
 
@@ -89,6 +102,10 @@ type Meta struct {
 	Head   string `json:"head,omitempty"`
 	Base   string `json:"base,omitempty"`
 	RunURL string `json:"run_url,omitempty"`
+	// Testbed is the key the baselines were kept apart by, Environment
+	// the machine and server in words.
+	Testbed     string `json:"testbed,omitempty"`
+	Environment string `json:"environment,omitempty"`
 }
 
 // Report is the whole gate's outcome.

@@ -245,11 +245,21 @@ func title(rep *gate.Report, rows []row) string {
 		}
 	case gate.NoBaseline:
 		for _, s := range rep.Scenarios {
+			if s.OtherTestbeds {
+				testbed := ""
+				if rep.Meta.Testbed != "" {
+					testbed = " `" + EscapeMarkdown(rep.Meta.Testbed) + "`"
+				}
+				return fmt.Sprintf("⚠️ Not compared: `%s` has no baseline on this testbed%s yet", EscapeMarkdown(s.Name), testbed)
+			}
 			if s.ProfileChanged != "" {
 				return fmt.Sprintf("⚠️ Not compared: the load profile of `%s` changed", EscapeMarkdown(s.Name))
 			}
 		}
 	case gate.Inconclusive:
+		if s := envChanged(rep); s != nil {
+			return fmt.Sprintf("⚠️ Environment changed in `%s`: not judged as a regression", EscapeMarkdown(s.Name))
+		}
 		n := 0
 		for _, x := range rows {
 			if x.r.Verdict == compare.Inconclusive {
@@ -342,6 +352,8 @@ func nextStep(rep *gate.Report, rows []row) string {
 		return fmt.Sprintf("**This blocks the merge.** If the slowdown is intended, add the label `%s`: the gate then re-judges these results as accepted, with no new load.", EscapeMarkdown(rep.AcceptLabel))
 	case rep.Verdict == gate.Fail:
 		return "**This blocks the merge.**"
+	case rep.Verdict == gate.Inconclusive && envChanged(rep) != nil && !rep.FailOnInconclusive:
+		return "**Not blocked:** this job ran on another machine or driver than the baseline's newest runs, so a slowdown may be the machine's. Keep the gate's runners alike (a runner label, or `testbed:` naming the machine), or let the default branch's next refresh make this machine the baseline."
 	case rep.Verdict == gate.Inconclusive:
 		lead := "**Not blocked:** an undecided result passes."
 		if rep.FailOnInconclusive {
@@ -358,12 +370,23 @@ func nextStep(rep *gate.Report, rows []row) string {
 	case rep.Verdict == gate.NoBaseline:
 		for _, s := range rep.Scenarios {
 			if s.ProfileChanged != "" {
-				return "**Not blocked:** a scenario whose profile changed is not compared; the default branch's next run stores a baseline for the new profile."
+				return "**Not blocked:** a scenario whose profile or testbed changed is not compared; the default branch's next run there stores its baseline."
 			}
 		}
 		return "**Nothing to do:** these runs pass. Once the default branch runs the gate (a push, or the `workflow_dispatch` seed in docs/action.md), its runs are the baseline pull requests are compared with."
 	}
 	return "**Nothing to do:** every gated statistic is within its tolerance."
+}
+
+// envChanged is the first scenario whose FAIL was set aside because the
+// machine changed, or nil.
+func envChanged(rep *gate.Report) *gate.Scenario {
+	for i := range rep.Scenarios {
+		if s := &rep.Scenarios[i]; s.EnvHardware && s.Compare != nil && s.Compare.Verdict == compare.Fail {
+			return s
+		}
+	}
+	return nil
 }
 
 // commitLine names the commit judged and what it was judged against, and
@@ -447,6 +470,12 @@ func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 			candidateTable(&b, s)
 		} else {
 			fmt.Fprintf(&b, "%s of this PR against %s (%s).\n\n", plural(s.CandidateCount(), "run"), EscapeMarkdown(s.BaselineSource), plural(s.BaselineCount(), "run"))
+			switch {
+			case s.EnvHardware:
+				fmt.Fprintf(&b, "⚠️ **Environment changed:** %s. The machine or its drivers differ from the baseline's newest runs, so a worsening here is no evidence against this PR: it reads INCONCLUSIVE, never FAIL.\n\n", EscapeMarkdown(s.EnvChanged))
+			case s.EnvChanged != "":
+				fmt.Fprintf(&b, "ℹ️ **Changed since the baseline:** %s.\n\n", EscapeMarkdown(s.EnvChanged))
+			}
 			comparisonTables(&b, s)
 			if line := decide(s); line != "" && s.Verdict() == gate.Inconclusive {
 				b.WriteString(line + "\n\n")
@@ -479,7 +508,7 @@ func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 	m := rep.Meta
 	b.WriteString("<details><summary>Run metadata</summary>\n\n")
 	for _, kv := range [][2]string{{"model", m.Model}, {"server", m.Server}, {"seed", fmt.Sprint(m.Seed)}, {"repeats", fmt.Sprint(m.Repeats)},
-		{"runner", m.Runner}, {"commit", m.Commit}, {"event", m.Event}, {"baseline store", m.Store}} {
+		{"runner", m.Runner}, {"testbed", m.Testbed}, {"environment", m.Environment}, {"commit", m.Commit}, {"event", m.Event}, {"baseline store", m.Store}} {
 		if kv[1] != "" {
 			fmt.Fprintf(&b, "- %s: %s\n", kv[0], EscapeMarkdown(kv[1]))
 		}

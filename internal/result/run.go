@@ -19,6 +19,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/servermetrics"
+	"github.com/aiperf-action/aiperf-action/internal/testbed"
 )
 
 // Schema is the run.json schema this build writes; readers accept any
@@ -46,6 +47,9 @@ type Run struct {
 	Counts      metrics.Counts            `json:"counts"`
 	Metrics     map[string]metrics.Metric `json:"metrics"`
 	ToolHealth  ToolHealth                `json:"tool_health"`
+	// Environment is what the run was measured on (the gate records it):
+	// its testbed key and fingerprint.
+	Environment *testbed.Environment `json:"environment,omitempty"`
 	// ServerMetrics summarises each scraped /metrics endpoint, by URL.
 	ServerMetrics map[string]ServerMetrics `json:"server_metrics,omitempty"`
 	Cancelled     bool                     `json:"was_cancelled"`

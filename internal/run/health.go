@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -40,6 +41,37 @@ func workerHealth(th *result.ToolHealth, out *controller.Outcome, sum *metrics.S
 	th.Integrity = append(append(th.Integrity, out.Problems...), lost...)
 	th.LostInFlight = out.LostInFlight
 	th.Warnings = append(th.Warnings, healthWarnings(th, sum)...)
+}
+
+// LostKind is the error kind of the requests a lost worker had sent and
+// never recorded: their outcome is unknown, so they count as failed.
+const LostKind = "lost_in_flight"
+
+// countLost adds n requests lost in flight to c: in the requests and the
+// errors, under LostKind with the first problem as its example, so that
+// run.json's counts and the console's error table hold them by number.
+func countLost(c metrics.Counts, n int, problems []string) metrics.Counts {
+	c.Requests += n
+	c.Errors += n
+	kinds := make(map[string]int, len(c.ErrorsByKind)+1)
+	for k, v := range c.ErrorsByKind {
+		kinds[k] = v
+	}
+	kinds[LostKind] += n
+	c.ErrorsByKind = kinds
+	ex := make(map[string]string, len(c.ErrorExamples)+1)
+	for k, v := range c.ErrorExamples {
+		ex[k] = v
+	}
+	if _, ok := ex[LostKind]; !ok {
+		msg := fmt.Sprintf("%d requests a lost worker had sent were never recorded", n)
+		if len(problems) > 0 {
+			msg += ": " + strings.Join(problems, "; ")
+		}
+		ex[LostKind] = msg
+	}
+	c.ErrorExamples = ex
+	return c
 }
 
 // healthWarnings says where the tester itself may have been the limit.

@@ -34,6 +34,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/seeds"
 	"github.com/aiperf-action/aiperf-action/internal/servermetrics"
 	"github.com/aiperf-action/aiperf-action/internal/sysstat"
+	"github.com/aiperf-action/aiperf-action/internal/testbed"
 	"github.com/aiperf-action/aiperf-action/internal/wire"
 )
 
@@ -47,6 +48,7 @@ type Options struct {
 	KeepRecords bool                          // keep every record in Result.Records (calibrate joins them with the server's truth)
 	Job         string                        // the CI job the run belongs to, recorded in run.json
 	Scenario    string                        // run.json's scenario (default: the artifact folder's name)
+	Environment *testbed.Environment          // what the run is measured on, recorded in run.json (nil: not recorded)
 }
 
 // A Progress hears of a run as it goes: Start with the number of requests
@@ -350,6 +352,9 @@ func closeRecords(rw *result.RecordWriter, g *gathered) {
 // assemble makes run.json's content from the summary and what was gathered.
 func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted bool) *result.Run {
 	p, prof := r.p, r.plan.Profiling()
+	if g.out != nil && g.out.LostInFlight > 0 {
+		sum.Counts = countLost(sum.Counts, g.out.LostInFlight, g.out.Problems)
+	}
 	run := &result.Run{
 		Schema:      result.Schema,
 		Tool:        result.Tool{Name: "aiperf-action", Version: Version},
@@ -368,6 +373,7 @@ func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted boo
 		ToolHealth: result.ToolHealth{ScheduleLagMs: sum.Lag, Workers: g.workers, Warnings: []string{}, Integrity: []string{},
 			SlotWaits: sum.SlotWaits, ConnRetries: sum.ConnRetries, CPUStealPct: g.steal},
 		ServerMetrics: g.serverMetrics,
+		Environment:   r.opt.Environment,
 	}
 	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, r.leftovers...)
 	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, sum.TokenWarnings...)
