@@ -19,6 +19,13 @@ import (
 // memory and delay every other stream.
 const MaxEvent = 1 << 20
 
+// RetainCap is the most buffer a reader keeps between events: one that
+// grew for a long event (up to MaxEvent, ~2 MiB with its data copy) gives
+// it back once the event is consumed, so that a stream's memory at rest is
+// bounded whatever it once received, and only the events in flight at one
+// moment cost more.
+const RetainCap = 64 << 10
+
 // ErrEventTooLong is an event (or an endless line) longer than MaxEvent.
 var ErrEventTooLong = errors.New("SSE event longer than 1 MiB without an end")
 
@@ -121,7 +128,14 @@ func NewDecoder() *Reader {
 
 // Reset empties a decoder for another stream, keeping its buffer.
 func (r *Reader) Reset() {
-	*r = Reader{r: r.r, clock: r.clock, buf: r.buf[:0], data: r.data[:0], lines: r.lines}
+	buf, data := r.buf[:0], r.data[:0]
+	if cap(buf) > RetainCap {
+		buf = make([]byte, 0, 4<<10)
+	}
+	if cap(data) > RetainCap {
+		data = nil
+	}
+	*r = Reader{r: r.r, clock: r.clock, buf: buf, data: data, lines: r.lines}
 }
 
 // Feed adds bytes that a read returning at clock reading at delivered.
@@ -153,6 +167,14 @@ func (r *Reader) End() (Event, error) {
 func (r *Reader) compact() {
 	if r.start > 0 && r.start == len(r.buf) {
 		r.buf, r.start = r.buf[:0], 0
+		// Everything consumed: a buffer a long event grew is given back
+		// (an Event's Data still held keeps its own array alive).
+		if cap(r.buf) > RetainCap {
+			r.buf = make([]byte, 0, 16<<10)
+		}
+		if cap(r.data) > RetainCap {
+			r.data = nil
+		}
 	} else if r.start > cap(r.buf)/2 {
 		n := copy(r.buf, r.buf[r.start:])
 		r.buf, r.start = r.buf[:n], 0

@@ -89,3 +89,47 @@ func BenchmarkReader(b *testing.B) {
 		}
 	}
 }
+
+// A stream that once carried a long event (just under MaxEvent) keeps at
+// most RetainCap of buffer afterwards, fed as the event loop feeds it or
+// read, and across Reset: memory at rest per stream is bounded.
+func TestLongEventBufferIsGivenBack(t *testing.T) {
+	t.Parallel()
+	long := "data: {\"x\":\"" + strings.Repeat("a", MaxEvent-64) + "\"}\n\n"
+	small := "data: {\"x\":1}\n\n"
+	d := NewDecoder()
+	for i := 0; i < len(long); i += 1500 { // as packets arrive
+		d.Feed([]byte(long[i:min(i+1500, len(long))]), 1)
+		for {
+			if _, ok := d.Scan(); !ok {
+				break
+			}
+		}
+	}
+	d.Feed([]byte(small), 2)
+	if ev, ok := d.Scan(); !ok || string(ev.Data) != `{"x":1}` {
+		t.Fatalf("the small event after the long one: %q %v", ev.Data, ok)
+	}
+	d.Feed(nil, 3)
+	if got := cap(d.buf) + cap(d.data); got > 2*RetainCap {
+		t.Errorf("after the long event the decoder keeps %d bytes, want at most %d", got, 2*RetainCap)
+	}
+	d.Feed([]byte(long), 4)
+	if _, ok := d.Scan(); !ok {
+		t.Fatal("the long event")
+	}
+	d.Reset()
+	if got := cap(d.buf) + cap(d.data); got > 2*RetainCap {
+		t.Errorf("after Reset the decoder keeps %d bytes", got)
+	}
+	r := NewReader(strings.NewReader(long+small), func() int64 { return 1 })
+	for i := 0; i < 2; i++ {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.compact()
+	if got := cap(r.buf) + cap(r.data); got > 2*RetainCap {
+		t.Errorf("a Reader keeps %d bytes after the long event", got)
+	}
+}
