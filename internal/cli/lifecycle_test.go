@@ -252,15 +252,14 @@ func TestStoppedWorkerIsNamed(t *testing.T) {
 	if res.code != ExitError || !strings.Contains(res.stderr, "stopped answering") || !strings.Contains(res.stderr, fmt.Sprint(pid)) || err != nil {
 		t.Fatalf("exit %d: %v\n%s", res.code, err, res.stderr)
 	}
-	// Its requests in flight are in run.json's counts, by number, as
-	// failed with their own kind, and in the console's error table.
+	// Its requests in flight (how many is known up to its last report, 20
+	// ms old: it may have been stopped with none unreported) are in
+	// run.json's counts by number, as failed with their own kind;
+	// TestWorkerKilledMidRun sees some each time.
 	lost := r.ToolHealth.LostInFlight
-	if lost == 0 || r.Counts.ErrorsByKind["lost_in_flight"] != lost || r.Counts.Requests < r.Counts.OK+lost ||
-		!strings.Contains(r.Counts.ErrorExamples["lost_in_flight"], "never recorded: worker ") {
-		t.Errorf("lost in flight %d; counts %+v", lost, r.Counts)
-	}
-	if !strings.Contains(res.stdout, "lost_in_flight") {
-		t.Errorf("the console does not show the requests lost in flight:\n%s", res.stdout)
+	if r.Counts.ErrorsByKind["lost_in_flight"] != lost || r.Counts.Requests != r.Counts.OK+r.Counts.Errors ||
+		(lost > 0 && (!strings.Contains(r.Counts.ErrorExamples["lost_in_flight"], "never recorded: worker ") || !strings.Contains(res.stdout, "lost_in_flight"))) {
+		t.Errorf("lost in flight %d; counts %+v; console:\n%s", lost, r.Counts, res.stdout)
 	}
 	t.Logf("stderr: %s; lost in flight %d", strings.TrimSpace(res.stderr), lost)
 }

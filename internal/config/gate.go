@@ -128,6 +128,11 @@ type BaselineConfig struct {
 	// refresh on CI is otherwise refused, its files thrown away with the
 	// runner.
 	Committed bool `yaml:"committed"`
+	// AcrossUpgrades compares with runs stored under another profile hash
+	// when their plan is this one's in substance (the same load, model,
+	// endpoint and seed): an upgrade of the tool that hashes profiles
+	// otherwise then keeps its baselines.
+	AcrossUpgrades bool `yaml:"across-upgrades"`
 }
 
 // DefaultStore sets the baseline store where neither the config nor an

@@ -1,7 +1,9 @@
 package gate
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/baseline"
 	"github.com/aiperf-action/aiperf-action/internal/judge"
 	"github.com/aiperf-action/aiperf-action/internal/result"
+	"github.com/aiperf-action/aiperf-action/internal/run"
 	"github.com/aiperf-action/aiperf-action/internal/testbed"
 )
 
@@ -77,6 +80,9 @@ func (g *gate) compareScenario(ctx context.Context, c *comparer, sc *Scenario, l
 			base = append(base, result.Loaded{Path: sc.baselineNames[i], Run: r})
 		}
 	}
+	if sc.acrossUpgrade { // another hash of the same plan, as the config allows
+		st.AllowMismatch = true
+	}
 	cr, err := judge.Compare(&st, base, cand)
 	if err != nil {
 		return fmt.Errorf("scenario %q: %w", sc.Name, err)
@@ -114,25 +120,24 @@ func (g *gate) loadBaselines(ctx context.Context, c *comparer, sc *Scenario) err
 		}
 		legacy = len(es) > 0
 	}
-	sel, source := baseline.Select(es, c.mergeBase, g.cfg.Baseline.Keep)
-	for _, e := range sel {
-		b, err := e.Load(ctx)
-		if err != nil {
-			return fmt.Errorf("scenario %q: read baseline %s: %w", sc.Name, e.Name, err)
+	source, err := g.readRuns(ctx, c, sc, es, legacy)
+	if err != nil {
+		return err
+	}
+	across := ""
+	if len(sc.Baseline) == 0 {
+		// Runs under another hash of the same plan (a tool upgrade that
+		// hashes profiles otherwise), when the config says to use them.
+		up := g.upgraded(ctx, c, sc)
+		if up.same && g.cfg.Baseline.AcrossUpgrades {
+			if source, err = g.readRuns(ctx, c, sc, up.entries, false); err != nil {
+				return err
+			}
+			sc.acrossUpgrade = true
+			across = fmt.Sprintf(", under profile %s, recorded by aiperf-action %s: another hash of the same plan (baseline: across-upgrades)", up.folder, up.version)
+		} else if up.folder != "" {
+			across = up.says()
 		}
-		r, err := result.Parse(b, c.store.String()+": "+e.Name)
-		if err != nil {
-			return err
-		}
-		if r.Job == "" { // recorded before runs said their job: one refresh is one job
-			r.Job = "refresh " + e.Refresh
-		}
-		if legacy && r.Environment != nil && r.Environment.Testbed != g.fp.Testbed {
-			continue // another testbed's, from before the split
-		}
-		sc.Baseline = append(sc.Baseline, r)
-		sc.baselineNames = append(sc.baselineNames, e.Name)
-		sc.BaselineCommits = append(sc.BaselineCommits, e.Commit)
 	}
 	if len(sc.Baseline) == 0 {
 		if why := g.otherTestbeds(ctx, c, sc.Name, hash); why != "" {
@@ -147,12 +152,16 @@ func (g *gate) loadBaselines(ctx context.Context, c *comparer, sc *Scenario) err
 		if others, err := c.store.Profiles(ctx, sc.Name); err == nil && len(others) > 0 {
 			sc.ProfileChanged = fmt.Sprintf("the load profile of %s changed (profile_hash %.23s): %s has runs of it only under other profiles (%s), so it is not compared until the default branch has runs of this one. Its flags, the model or the seed changed it.",
 				sc.Name, sc.Candidate[0].ProfileHash, c.store.String(), strings.Join(others, ", "))
+			if across != "" {
+				sc.ProfileChanged = fmt.Sprintf("the load profile of %s changed (profile_hash %.23s): %s has runs of it only under other profiles (%s), so it is not compared until the default branch has runs of this one. %s",
+					sc.Name, sc.Candidate[0].ProfileHash, c.store.String(), strings.Join(others, ", "), across)
+			}
 			g.env.Warning(sc.ProfileChanged)
 			g.logf("aiperf-action gate: %s", sc.ProfileChanged)
 		}
 		return nil
 	}
-	sc.BaselineSource = source + " in " + c.store.String()
+	sc.BaselineSource = source + " in " + c.store.String() + across
 	if legacy {
 		sc.BaselineSource += ", recorded before baselines were kept apart by testbed (the next refresh starts testbed " + g.fp.Testbed + "'s own)"
 	} else if g.fp != nil {
@@ -203,4 +212,102 @@ func (g *gate) otherTestbeds(ctx context.Context, c *comparer, scenario, hash st
 	}
 	return fmt.Sprintf("%s has runs of this profile of %s only on other testbeds (%s), and this job runs on testbed %s: runs are compared only within one testbed (a GPU, driver or runner change starts its own baselines; `testbed:` in the config names one explicitly).",
 		c.store.String(), scenario, strings.Join(beds, ", "), g.fp.Testbed)
+}
+
+// readRuns reads the entries es selects (as of the merge-base where there
+// are some) into sc's baseline; legacy entries (from before testbeds) of
+// another testbed are left out. It returns which runs were selected.
+func (g *gate) readRuns(ctx context.Context, c *comparer, sc *Scenario, es []baseline.Entry, legacy bool) (string, error) {
+	sel, source := baseline.Select(es, c.mergeBase, g.cfg.Baseline.Keep)
+	for _, e := range sel {
+		b, err := e.Load(ctx)
+		if err != nil {
+			return "", fmt.Errorf("scenario %q: read baseline %s: %w", sc.Name, e.Name, err)
+		}
+		r, err := result.Parse(b, c.store.String()+": "+e.Name)
+		if err != nil {
+			return "", err
+		}
+		if r.Job == "" { // recorded before runs said their job: one refresh is one job
+			r.Job = "refresh " + e.Refresh
+		}
+		if legacy && r.Environment != nil && r.Environment.Testbed != g.fp.Testbed {
+			continue // another testbed's, from before the split
+		}
+		sc.Baseline = append(sc.Baseline, r)
+		sc.baselineNames = append(sc.baselineNames, e.Name)
+		sc.BaselineCommits = append(sc.BaselineCommits, e.Commit)
+	}
+	return source, nil
+}
+
+// upgrade is what the newest run under another profile of this scenario,
+// on this testbed, says: the tool that recorded it, and whether its plan
+// is this run's in substance (load, model, endpoint, seed).
+type upgrade struct {
+	folder, version string
+	same            bool
+	entries         []baseline.Entry
+}
+
+// says is the sentence the comment gets about it.
+func (u upgrade) says() string {
+	s := ""
+	if u.version != run.Version {
+		s = fmt.Sprintf("Those runs were recorded by aiperf-action %s and this is %s: the upgrade changed how the profile is hashed.", u.version, run.Version)
+	}
+	if u.same {
+		s += fmt.Sprintf(" The runs under %s have this run's load, model, endpoint and seed: `baseline: {across-upgrades: true}` in the config keeps comparing with them.", u.folder)
+	}
+	return strings.TrimSpace(s)
+}
+
+// upgraded looks at the newest run of each other profile folder of sc on
+// this testbed (or from before testbeds) for one with the same plan in
+// substance; the first such, else the newest folder's.
+func (g *gate) upgraded(ctx context.Context, c *comparer, sc *Scenario) upgrade {
+	folders, err := c.store.Profiles(ctx, sc.Name)
+	if err != nil {
+		return upgrade{}
+	}
+	cand := sc.Candidate[0]
+	var found upgrade
+	for i, f := range folders {
+		if i == 8 {
+			break // bounded: a scenario's profiles, not its history
+		}
+		h16, bed, _ := strings.Cut(f, ".")
+		if g.fp != nil && bed != "" && bed != g.fp.Testbed {
+			continue
+		}
+		es, err := c.store.List(ctx, sc.Name, baseline.Key(h16, bed))
+		if err != nil || len(es) == 0 {
+			continue
+		}
+		b, err := es[len(es)-1].Load(ctx)
+		if err != nil {
+			continue
+		}
+		r, err := result.Parse(b, f)
+		if err != nil || r.ProfileHash == cand.ProfileHash {
+			continue
+		}
+		u := upgrade{folder: f, version: r.Tool.Version, same: samePlan(r, cand), entries: es}
+		if u.same {
+			return u
+		}
+		if found.folder == "" {
+			found = u
+		}
+	}
+	return found
+}
+
+// samePlan reports whether two runs had the same plan in substance: the
+// same load, model, endpoint, streaming and seed.
+func samePlan(a, b *result.Run) bool {
+	la, _ := json.Marshal(a.Load)
+	lb, _ := json.Marshal(b.Load)
+	return bytes.Equal(la, lb) && a.Seed == b.Seed && a.Target.Model == b.Target.Model &&
+		a.Target.EndpointType == b.Target.EndpointType && a.Target.Streaming == b.Target.Streaming
 }

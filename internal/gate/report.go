@@ -33,6 +33,7 @@ type Scenario struct {
 	loaded          bool     // the stored baselines were read
 	baselineNames   []string // their file names
 	lookNote        string   // how the adaptive looks ended
+	acrossUpgrade   bool     // its baseline runs are another hash of the same plan (baseline: across-upgrades)
 	// ProfileChanged says why a scenario with stored runs has no baseline:
 	// its profile changed.
 	ProfileChanged string

@@ -3,6 +3,7 @@ package gate_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,5 +91,48 @@ func TestGateReportsAnEnvironmentChange(t *testing.T) {
 	}
 	if !strings.Contains(rep, "1× NVIDIA A10G, driver 535.183.01, CUDA 12.6") {
 		t.Errorf("the run metadata lacks the environment:\n%s", rep)
+	}
+}
+
+// An upgrade that hashes profiles otherwise: the runs stored under the old
+// hash are not compared, and the comment says the upgrade did it and that
+// their plan is this one's; with baseline: {across-upgrades: true} they are
+// the baseline again.
+func TestGateAcrossAToolUpgrade(t *testing.T) {
+	dir := t.TempDir()
+	cfg := tinyConfig(t, dir, "2ms")
+	if code, out := gateLocal(t, "--config", cfg, "--mode", "refresh", "--results-dir", filepath.Join(dir, "seed"), "--commit", "base0000"); code != ExitOK {
+		t.Fatalf("refresh: exit %d\n%s", code, out)
+	}
+	// As an older version would have stored them: another hash, its version.
+	folders, _ := filepath.Glob(filepath.Join(dir, "baselines", "tiny", "*"))
+	if len(folders) != 1 {
+		t.Fatalf("folders %v", folders)
+	}
+	_, bed, _ := strings.Cut(filepath.Base(folders[0]), ".")
+	old := filepath.Join(dir, "baselines", "tiny", "00000000000000aa."+bed)
+	if err := os.Rename(folders[0], old); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(old, "*.json"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		m["profile_hash"], m["tool"] = "sha256:00000000000000aa", map[string]any{"name": "aiperf-action", "version": "0.0.1-old"}
+		b, _ = json.Marshal(m)
+		os.WriteFile(f, b, 0o644)
+	}
+	code, out := gateLocal(t, "--config", cfg, "--results-dir", filepath.Join(dir, "pr"))
+	rep := read(t, filepath.Join(dir, "pr", "report.md"))
+	if code != ExitOK || !strings.Contains(rep, "recorded by aiperf-action 0.0.1-old") || !strings.Contains(rep, "across-upgrades: true") || strings.Contains(rep, "runs of this PR against") {
+		t.Fatalf("after the upgrade: exit %d\n%s\n%s", code, rep, out)
+	}
+	b, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, bytes.Replace(b, []byte("baseline:\n"), []byte("baseline:\n  across-upgrades: true\n"), 1), 0o644)
+	code, out = gateLocal(t, "--config", cfg, "--results-dir", filepath.Join(dir, "pr2"))
+	rep = read(t, filepath.Join(dir, "pr2", "report.md"))
+	if code == ExitError || !strings.Contains(rep, "runs of this PR against") || !strings.Contains(rep, "another hash of the same plan") {
+		t.Fatalf("across-upgrades: exit %d\n%s\n%s", code, rep, out)
 	}
 }
