@@ -45,7 +45,9 @@ func Main(ctx context.Context, m MainOptions) (exit int) {
 			env.Error("aiperf-action: " + strings.ReplaceAll(err.Error(), "\n", " | "))
 		}
 		fmt.Fprintf(m.Stderr, "aiperf-action gate: %v\n", err)
-		if env != nil {
+		// Not when the run was cancelled (a newer push's run replaces it,
+		// and would be overwritten by this one's late word).
+		if env != nil && ctx.Err() == nil {
 			postFailure(env, gopt, err.Error(), tail, m.Stderr)
 		}
 		return run.ExitError
