@@ -60,10 +60,7 @@ func Main(ctx context.Context, m MainOptions) (exit int) {
 	// copied into an issue from elsewhere.)
 	defer func() {
 		if v := recover(); v != nil {
-			msg := fmt.Sprintf("%v\n\n%s", v, debug.Stack())
-			if env.Token != "" {
-				msg = strings.ReplaceAll(msg, env.Token, "***")
-			}
+			msg := scrub(fmt.Sprintf("%v\n\n%s", v, debug.Stack()), env.Token)
 			fmt.Fprintf(m.Stderr, "aiperf-action gate: internal error (a bug: please report it with this trace): %s", msg)
 			exit = run.ExitError
 		}
