@@ -154,3 +154,81 @@ func Holm(p []float64, alpha float64) []bool {
 	}
 	return rej
 }
+
+// Hochberg applies Hochberg's step-up procedure to one-sided p-values at
+// family-wise level alpha: sort ascending and reject p_(1), …, p_(k) for
+// the largest k with p_(k) ≤ α/(m−k+1). It rejects all that Holm does and
+// more when several are small (a change that moves every statistic), and
+// holds the family-wise error at α when the tests are positively
+// dependent (Sarkar 1998), as the gate's are: one run's noise moves all
+// its statistics the same way (a throughput's worsening is a fall).
+func Hochberg(p []float64, alpha float64) []bool {
+	m := len(p)
+	order := make([]int, m)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return p[order[a]] < p[order[b]] })
+	rej := make([]bool, m)
+	for k := m - 1; k >= 0; k-- {
+		if p[order[k]] <= alpha/float64(m-k) {
+			for _, i := range order[:k+1] {
+				rej[i] = true
+			}
+			break
+		}
+	}
+	return rej
+}
+
+// Hommel applies Hommel's (1988) procedure to one-sided p-values at
+// family-wise level alpha: H_i is rejected when every intersection of
+// hypotheses that contains it is rejected by Simes' test. It rejects all
+// that Hochberg does, and more when several p-values are small but not
+// all; like Hochberg it holds the family-wise error at α for positively
+// dependent tests (Sarkar 2002), as the gate's are. Computed by the
+// adjusted p-values of Wright (1992).
+func Hommel(p []float64, alpha float64) []bool {
+	n := len(p)
+	rej := make([]bool, n)
+	if n == 0 {
+		return rej
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return p[order[a]] < p[order[b]] })
+	ps := make([]float64, n) // sorted
+	for k, i := range order {
+		ps[k] = p[i]
+	}
+	simes := math.Inf(1)
+	for k := range n {
+		simes = math.Min(simes, float64(n)*ps[k]/float64(k+1))
+	}
+	pa, q := make([]float64, n), make([]float64, n)
+	for k := range n {
+		pa[k], q[k] = simes, simes
+	}
+	for m := n - 1; m >= 2; m-- {
+		// The first n−m+1 sorted p-values, and the m−1 largest.
+		q1 := math.Inf(1)
+		for j := 2; j <= m; j++ {
+			q1 = math.Min(q1, float64(m)*ps[n-m+j-1]/float64(j))
+		}
+		for k := 0; k <= n-m; k++ {
+			q[k] = math.Min(float64(m)*ps[k], q1)
+		}
+		for k := n - m + 1; k < n; k++ {
+			q[k] = q[n-m]
+		}
+		for k := range n {
+			pa[k] = math.Max(pa[k], q[k])
+		}
+	}
+	for k, i := range order {
+		rej[i] = math.Max(pa[k], ps[k]) <= alpha
+	}
+	return rej
+}

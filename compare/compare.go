@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -123,6 +124,11 @@ type Input struct {
 	// paired A/B run, interleaved), so the job's noise cancels in their
 	// difference.
 	Paired bool
+	// History is the stored series' runs of this statistic, in their jobs
+	// (the baseline's among them), that the job-to-job and run-to-run
+	// noise are estimated from when they hold more jobs than the baseline:
+	// the noise is a property of the testbed, its level of the commit.
+	History []Sample
 }
 
 // Options tune the comparison.
@@ -178,11 +184,15 @@ type Result struct {
 	// run-to-run noise estimated from them. NeedTolerance: the tolerance an
 	// unchanged candidate from one job would pass 4 times in 5, when no
 	// number of runs in that job can reach the one asked for.
-	Jobs          int      `json:"jobs,omitempty"`
-	JobNoise      float64  `json:"job_noise,omitempty"`
-	RunNoise      float64  `json:"run_noise,omitempty"`
-	NeedTolerance float64  `json:"need_tolerance,omitempty"`
-	Warnings      []string `json:"warnings,omitempty"`
+	Jobs          int     `json:"jobs,omitempty"`
+	JobNoise      float64 `json:"job_noise,omitempty"`
+	RunNoise      float64 `json:"run_noise,omitempty"`
+	NeedTolerance float64 `json:"need_tolerance,omitempty"`
+	// NeedSamples: for a quantile whose uncertainty is mostly its own
+	// sampling within runs, the requests a run would need for an unchanged
+	// candidate to pass 4 times in 5 with as many runs as now.
+	NeedSamples int64    `json:"need_samples,omitempty"`
+	Warnings    []string `json:"warnings,omitempty"`
 }
 
 // Comparison is every result and the overall verdict: FAIL if any failed,
@@ -193,7 +203,7 @@ type Comparison struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// Compare runs every input and applies Holm's correction across them.
+// Compare runs every input and applies Hommel's correction across them.
 func Compare(inputs []Input, opt Options) *Comparison {
 	if opt.Estimator == nil {
 		opt.Estimator = HarrellDavis
@@ -207,7 +217,7 @@ func Compare(inputs []Input, opt Options) *Comparison {
 		ws[i] = w
 		pvals[i] = r.P
 	}
-	// Holm's correction counts only the statistics that are gated.
+	// The correction counts only the statistics that are gated.
 	var gated []int
 	for i, r := range c.Results {
 		if r.Verdict != NotGated {
@@ -219,7 +229,7 @@ func Compare(inputs []Input, opt Options) *Comparison {
 		gp[j] = pvals[i]
 	}
 	fail := make([]bool, len(pvals))
-	for j, rej := range Holm(gp, opt.Alpha) {
+	for j, rej := range Hommel(gp, opt.Alpha) {
 		fail[gated[j]] = rej
 	}
 	for i := range c.Results {
@@ -234,7 +244,7 @@ func Compare(inputs []Input, opt Options) *Comparison {
 		default:
 			r.Verdict = Inconclusive
 			if w.g-w.q*w.se > w.delta {
-				r.Warnings = append(r.Warnings, "worse than the tolerance on its own, but not after Holm's correction across the gated metrics")
+				r.Warnings = append(r.Warnings, "worse than the tolerance on its own, but not after the correction across the gated metrics (Hommel)")
 			}
 		}
 		if r.Verdict == Inconclusive && w.se > 0 && w.pairVar > 0 {
@@ -261,8 +271,34 @@ func Compare(inputs []Input, opt Options) *Comparison {
 			}
 		}
 	}
+	for i := range c.Results {
+		needSamples(&c.Results[i], ws[i], inputs[i].Paired)
+	}
 	c.Verdict = Overall(c.Results)
 	return c
+}
+
+// needSamples says, for an inconclusive quantile whose interval is wide
+// mostly from its own sampling within runs (a p99 of a few thousand
+// requests), how many requests a run would decide it: the within-run
+// variance falls as 1/n, the rest stays.
+func needSamples(r *Result, w oneWork, paired bool) {
+	if r.Verdict != Inconclusive || paired || w.minN <= 0 || w.se <= 0 || r.K == 0 || r.R == 0 {
+		return
+	}
+	within := w.wb/float64(r.K) + w.wc/float64(r.R)
+	rest := w.se*w.se - within
+	z := distuv.UnitNormal.Quantile(0.8)
+	room := math.Pow(w.delta/(w.qPass+z), 2)
+	if within <= rest || room <= rest {
+		return // more requests alone would not do it
+	}
+	need := int64(math.Ceil(float64(w.minN) * within / (room - rest)))
+	if need <= w.minN || need > 1000*w.minN {
+		return
+	}
+	r.NeedSamples = need
+	r.Warnings = append(r.Warnings, fmt.Sprintf("most of this %s's uncertainty is its own sampling within runs: about %d requests a run (now %d) would let an unchanged candidate pass a %.3g%% tolerance 4 times in 5 with as many runs", r.Stat, need, w.minN, 100*r.Tolerance))
 }
 
 // Overall folds verdicts: any FAIL fails, then any INCONCLUSIVE, else PASS.
@@ -286,9 +322,10 @@ type oneWork struct {
 	exact               bool
 	jobs                *jobFit // runs came in jobs
 	pairVar             float64 // paired: the variance of one pair's log difference
+	minN                int64   // a quantile's: the fewest samples a run has
 }
 
-// one computes everything but the Holm-corrected verdict.
+// one computes everything but the corrected verdict.
 func one(in Input, opt Options, idx uint64) (Result, oneWork) {
 	r := Result{Spec: in.Spec, K: len(in.Baseline), R: len(in.Candidate)}
 	var w oneWork
@@ -327,6 +364,7 @@ func one(in Input, opt Options, idx uint64) (Result, oneWork) {
 		for _, s := range append(append([]Sample{}, in.Baseline...), in.Candidate...) {
 			minN = min(minN, s.Total.N)
 		}
+		w.minN = minN
 		if need := SamplesFor(p); minN < need {
 			r.Verdict, r.P = NotGated, 1
 			r.Warnings = append(r.Warnings, fmt.Sprintf("not gated: a %s needs %d samples per run (%d beyond it), and a run has %d", in.Stat, need, TailSamples, minN))
@@ -341,14 +379,28 @@ func one(in Input, opt Options, idx uint64) (Result, oneWork) {
 	} else if jb, jc := jobsOf(in.Baseline), jobsOf(in.Candidate); len(jb) < r.K || len(jc) < r.R {
 		// Runs came in jobs: the runs of one job share its noise, so the
 		// job-to-job noise is not averaged away by more runs in a job.
-		f := fitJobs(yb, jb, jc, wb, wc, opt.JobNoiseFloor, opt.JobNoisePrior)
+		yh, jh, wh := yb, jb, wb
+		if hist := jobsOf(in.History); len(hist) > len(jb) {
+			if y, ok := logEstimates(in, in.History, opt.Estimator); ok {
+				yh, jh, wh = y, hist, withinMean(in, in.History, opt, idx, 2000)
+			}
+		}
+		f := fitJobs(yh, jh, jb, jc, yc, wh, wb, wc, opt.JobNoiseFloor, opt.JobNoisePrior)
 		w.jobs, w.se, w.df = f, math.Sqrt(f.vb+f.vc), f.df
-		r.Jobs, r.JobNoise, r.RunNoise = len(jb), math.Sqrt(f.job), math.Sqrt(f.run)
+		r.Jobs, r.JobNoise, r.RunNoise = f.jobs, math.Sqrt(f.job), math.Sqrt(f.run)
 		r.Provisional = r.Provisional || f.floored
+		from := "the baseline's"
+		if len(jh) > len(jb) {
+			from = "the stored history's"
+			// The history measured the run-to-run noise, not the baseline's few runs alone.
+			r.Warnings = slices.DeleteFunc(r.Warnings, func(w string) bool {
+				return strings.HasPrefix(w, "only ") && strings.HasSuffix(w, "the run-to-run noise is barely estimated")
+			})
+		}
 		if f.floored {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("provisional: the baseline's runs come from %d job(s), too few to measure job-to-job noise, so at least %.3g%% is assumed", len(jb), 100*opt.JobNoiseFloor))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("provisional: %s runs come from %d job(s), too few to measure job-to-job noise, so at least %.3g%% is assumed", from, f.jobs, 100*opt.JobNoiseFloor))
 		} else {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("runs come in jobs: %.2g%% job-to-job and %.2g%% run-to-run noise, from the baseline's %d jobs", 100*r.JobNoise, 100*r.RunNoise, len(jb)))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("runs come in jobs: %.2g%% job-to-job and %.2g%% run-to-run noise, from %s %d jobs", 100*r.JobNoise, 100*r.RunNoise, from, f.jobs))
 		}
 	}
 	decide(&r, &w, in, opt, d)
@@ -372,42 +424,79 @@ func logEstimates(in Input, ss []Sample, est Estimator) ([]float64, bool) {
 }
 
 // withinRuns is each side's mean within-run variance of the log
-// statistic, from a bootstrap over each run's time windows (a quantile's)
-// or its windowed rates (a throughput's); a run of fewer than 2 windows
-// counts 0, and r is warned of it.
+// statistic: a quantile's from its order statistics (see
+// QuantileLogVar), a rate's from a moving-block bootstrap over its
+// windowed rates; a rate of fewer than 2 windows counts 0, and r is warned
+// of it.
 func withinRuns(r *Result, in Input, opt Options, idx uint64) (wb, wc float64) {
-	p, isQ := in.Quantile()
-	within := func(s Sample, k uint64) float64 {
-		seed := opt.Seed ^ (idx+1)*0x9e3779b97f4a7c15 ^ k*0xbf58476d1ce4e5b9
-		if isQ {
-			if len(s.Windows) < 2 {
-				return 0
+	wb = withinMean(in, in.Baseline, opt, idx, 0)
+	wc = withinMean(in, in.Candidate, opt, idx, 1000)
+	if _, isQ := in.Quantile(); !isQ {
+		for _, s := range append(append([]Sample{}, in.Baseline...), in.Candidate...) {
+			if len(s.Rates) < 2 {
+				r.Warnings = append(r.Warnings, "a run has fewer than 2 time windows: its within-run uncertainty is not measured")
+				break
 			}
-			// The bootstrap resamples the empirical quantile: its spread bounds
-			// Harrell–Davis's from above (HD smooths over neighbouring order
-			// statistics) at a fraction of the cost, so the interval errs wide.
-			return logVariance(BootstrapQuantile(s.Windows, p, Empirical, opt.Resamples, seed))
 		}
-		if len(s.Rates) < 2 {
-			return 0
-		}
-		return logVariance(BootstrapMean(s.Rates, opt.Resamples, seed))
-	}
-	windowsShort := false
-	for i, s := range in.Baseline {
-		wb += within(s, uint64(i))
-		windowsShort = windowsShort || (isQ && len(s.Windows) < 2) || (!isQ && len(s.Rates) < 2)
-	}
-	for i, s := range in.Candidate {
-		wc += within(s, uint64(1000+i))
-		windowsShort = windowsShort || (isQ && len(s.Windows) < 2) || (!isQ && len(s.Rates) < 2)
-	}
-	wb /= float64(r.K)
-	wc /= float64(r.R)
-	if windowsShort {
-		r.Warnings = append(r.Warnings, "a run has fewer than 2 time windows: its within-run uncertainty is not measured")
 	}
 	return wb, wc
+}
+
+// withinMean is the mean within-run variance of ss's log statistic; off
+// keeps the bootstrap seeds of different sets apart.
+func withinMean(in Input, ss []Sample, opt Options, idx, off uint64) float64 {
+	if len(ss) == 0 {
+		return 0
+	}
+	p, isQ := in.Quantile()
+	sum := 0.0
+	for i, s := range ss {
+		if isQ {
+			sum += QuantileLogVar(s.Total, p)
+			continue
+		}
+		if len(s.Rates) < 2 {
+			continue
+		}
+		seed := opt.Seed ^ (idx+1)*0x9e3779b97f4a7c15 ^ (off+uint64(i))*0xbf58476d1ce4e5b9
+		sum += logVariance(BootstrapMean(s.Rates, opt.Resamples, seed))
+	}
+	return sum / float64(len(ss))
+}
+
+// QuantileLogVar is the sampling variance of the log of h's p-quantile
+// from the order statistics around it: the distribution-free interval
+// [x_(l), x_(u)], l and u = np ∓ 2√(np(1−p)), holds the quantile with
+// about 95% probability whatever the distribution, so a quarter of its
+// log width is a standard deviation. It treats the run's requests as
+// independent; what a drifting load adds shows up between runs. It is the
+// empirical quantile's; Harrell–Davis's is a little smaller, so the
+// interval errs wide.
+func QuantileLogVar(h Hist, p float64) float64 {
+	if h.N < 2 {
+		return 0
+	}
+	n := float64(h.N)
+	sd := math.Sqrt(n * p * (1 - p))
+	lo, hi := rankValue(h, int64(math.Floor(n*p-2*sd))), rankValue(h, int64(math.Ceil(n*p+2*sd)))
+	if !(lo > 0) || !(hi >= lo) {
+		return 0
+	}
+	v := (math.Log(hi) - math.Log(lo)) / 4
+	return v * v
+}
+
+// rankValue is h's k-th smallest value (k clamped to 1..N).
+func rankValue(h Hist, k int64) float64 {
+	k = max(1, min(k, h.N))
+	var c int64
+	for i, n := range h.Counts {
+		c += n
+		if c >= k {
+			return h.Values[i]
+		}
+	}
+	return h.Values[len(h.Values)-1]
 }
 
 // runNoise is the run-to-run variance of the log statistic beyond the

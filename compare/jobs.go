@@ -56,42 +56,68 @@ type jobFit struct {
 	df       float64 // Satterthwaite's degrees of freedom for se² = vb + vc
 	floored  bool    // too few jobs: the job variance is the floor's
 	sc       float64 // Σm_j²/R² of the candidate: how much of the job variance its mean keeps
+	jobs     int     // jobs the noise was estimated from
 }
 
-// fitJobs estimates the job-to-job and run-to-run variances from the
-// baseline's runs by one-way random-effects ANOVA (method of moments,
-// truncated at zero), and the variances of both sides' means. With fewer
-// than 3 baseline jobs the job variance is at least floor² (relative).
-func fitJobs(yb []float64, jb, jc [][]int, wb, wc, floor, prior float64) *jobFit {
-	k, nj := float64(len(yb)), float64(len(jb))
-	grand := mean(yb)
+// fitJobs estimates the job-to-job and run-to-run variances by one-way
+// random-effects ANOVA (method of moments, truncated at zero) from the
+// runs yh in jobs jh: the stored history, or the baseline itself; the
+// candidate's runs yc, in their jobs jc, add what their spread within a
+// job says of the run-to-run noise (a change moves all of a job's runs,
+// not their spread). jb is the baseline's jobs, whose mean the comparison
+// takes. With fewer than 3 jobs in jh the job variance is at least floor²
+// (relative); from 3 on it is moderated toward floor² with prior's weight
+// in jobs. wh and wc are the mean within-run variances of jh's and the
+// candidate's runs, wb the baseline's.
+func fitJobs(yh []float64, jh, jb, jc [][]int, yc []float64, wh, wb, wc, floor, prior float64) *jobFit {
+	kh, nj := float64(len(yh)), float64(len(jh))
+	grand := mean(yh)
 	var ssw, ssb, sumN2 float64
-	for _, ix := range jb {
+	for _, ix := range jh {
 		m := 0.0
 		for _, i := range ix {
-			m += yb[i]
+			m += yh[i]
 		}
 		m /= float64(len(ix))
 		for _, i := range ix {
-			ssw += (yb[i] - m) * (yb[i] - m)
+			ssw += (yh[i] - m) * (yh[i] - m)
 		}
 		n := float64(len(ix))
 		ssb += n * (m - grand) * (m - grand)
 		sumN2 += n * n
 	}
 	f := &jobFit{}
-	dfw, dfb := k-nj, nj-1
+	dfb := nj - 1
+	dfwh := kh - nj // the history's own within-job degrees of freedom
+	dfw, wWithin := dfwh, dfwh*wh
+	if yc != nil {
+		for _, ix := range jc {
+			m := 0.0
+			for _, i := range ix {
+				m += yc[i]
+			}
+			m /= float64(len(ix))
+			for _, i := range ix {
+				ssw += (yc[i] - m) * (yc[i] - m)
+			}
+			dfw += float64(len(ix) - 1)
+			wWithin += float64(len(ix)-1) * wc
+		}
+	}
 	msw := 0.0
 	if dfw > 0 {
 		msw = ssw / dfw
-		f.run = math.Max(msw-wb, 0)
+		f.run = math.Max(msw-wWithin/dfw, 0)
 	}
 	switch {
-	case dfb > 0 && dfw > 0:
-		n0 := (k - sumN2/k) / dfb
-		f.job = math.Max((ssb/dfb-msw)/n0, 0)
-	case dfb > 0: // one run per job: job and run noise cannot be told apart; all of it is the job's
-		f.job = math.Max(ssb/dfb-wb, 0)
+	case dfb > 0 && dfwh > 0:
+		n0 := (kh - sumN2/kh) / dfb
+		f.job = math.Max((ssb/dfb-(f.run+wh))/n0, 0)
+	case dfb > 0: // one run per job: job and run noise cannot be told apart here
+		f.job = math.Max(ssb/dfb-(f.run+wh), 0)
+		if dfw == 0 {
+			f.job = math.Max(ssb/dfb-wh, 0) // and nothing else tells them apart: all of it is the job's
+		}
 	}
 	fl := math.Pow(math.Log1p(floor), 2)
 	priorDF := 0.0
@@ -103,7 +129,15 @@ func fitJobs(yb []float64, jb, jc [][]int, wb, wc, floor, prior float64) *jobFit
 		f.job = (prior*fl + dfb*f.job) / (prior + dfb)
 		priorDF = prior
 	}
-	sb := sumN2 / (k * k)
+	f.jobs = len(jh)
+	k := 0.0
+	var sumB2 float64
+	for _, ix := range jb {
+		m := float64(len(ix))
+		sumB2 += m * m
+		k += m
+	}
+	sb := sumB2 / (k * k)
 	var sumM2, r float64
 	for _, ix := range jc {
 		m := float64(len(ix))

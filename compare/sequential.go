@@ -16,13 +16,16 @@ type Look struct {
 
 // Looks plans the comparisons of an adaptive gate that starts with r runs
 // and adds r at each look up to most. The two errors are controlled across
-// the looks separately, each by an α-spending function (Lan & DeMets) over
-// the information fraction t = N/most:
-//   - a false FAIL with a Pocock-type function, α·ln(1 + (e−1)·t), so that
-//     a clear regression stops early;
-//   - a false PASS with an O'Brien–Fleming-type one, 2·(1 − Φ(z(1−α/2)/√t)),
-//     which keeps most of α for the last look, where the interval is
-//     narrowest: a PASS needs the interval, not the distance, to be small.
+// the looks separately, each by the same α-spending function (Lan &
+// DeMets) over the information fraction t = N/most, of O'Brien–Fleming's
+// type, 2·(1 − Φ(z(1−α/2)/√t)): little α early, most of it kept for the
+// last look, where the interval is narrowest. For a PASS that is what it
+// takes (a PASS needs the interval, not the distance, to be small); for a
+// FAIL it costs a clear regression a look or two (runs only on the PRs
+// that regress) and buys the power of the fixed design at the last look:
+// on the model of compare/power_test.go a +20% p99 tail at a 10% tolerance
+// FAILs 84% of the time instead of the 76% of a Pocock-type function,
+// which spends α evenly and stops a clear regression early.
 //
 // Each look's level is the nominal one-sided level whose boundary spends
 // exactly that look's share, given that the earlier looks did not stop:
@@ -46,7 +49,6 @@ func LooksAgainst(r, most, k int, alpha float64) []Look {
 	if r < 1 || most <= r {
 		return []Look{{N: max(r, 1), Alpha: alpha, PassAlpha: alpha}}
 	}
-	pocock := func(t float64) float64 { return alpha * math.Log(1+(math.E-1)*t) }
 	z := distuv.UnitNormal.Quantile(1 - alpha/2)
 	obf := func(t float64) float64 {
 		if t >= 1 {
@@ -71,7 +73,7 @@ func LooksAgainst(r, most, k int, alpha float64) []Look {
 			info[i] = 1 / (1/float64(k) + 1/float64(n))
 		}
 		t := float64(n) / float64(most)
-		fail[i], pass[i] = pocock(t), obf(t)
+		fail[i], pass[i] = obf(t), obf(t)
 	}
 	fl, pl := nominalLevels(info, fail), nominalLevels(info, pass)
 	out := make([]Look, len(ns))

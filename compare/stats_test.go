@@ -2,6 +2,7 @@ package compare
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -79,5 +80,63 @@ func TestSpecQuantile(t *testing.T) {
 	}
 	if _, ok := (Spec{Stat: "value"}).Quantile(); ok {
 		t.Error("value is not a quantile")
+	}
+}
+
+// Hochberg's step-up by hand: m = 4 at α 0.05, thresholds 0.0125, 0.0167,
+// 0.025, 0.05 from the smallest up.
+func TestHochbergHandTable(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		p    []float64
+		want []bool
+	}{
+		{[]float64{0.04, 0.03, 0.02, 0.01}, []bool{true, true, true, true}},      // the largest ≤ α: all
+		{[]float64{0.20, 0.024, 0.02, 0.01}, []bool{false, true, true, true}},    // p(3) ≤ α/2
+		{[]float64{0.20, 0.03, 0.016, 0.30}, []bool{false, false, false, false}}, // 0.03 > α/3 and 0.016 > α/4: none
+		{[]float64{0.5, 0.6, 0.7, 0.011}, []bool{false, false, false, true}},
+	} {
+		got := Hochberg(c.p, 0.05)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("Hochberg(%v) = %v, want %v", c.p, got, c.want)
+		}
+		// Hochberg rejects at least what Holm does.
+		for i, h := range Holm(c.p, 0.05) {
+			if h && !got[i] {
+				t.Errorf("Holm rejects %d of %v, Hochberg not", i, c.p)
+			}
+		}
+	}
+}
+
+// Hommel's adjusted p-values by hand for p = (0.01, 0.02, 0.03, 0.04, 0.2)
+// (Wright 1992's algorithm worked through): 0.05, 0.06, 0.06, 0.08, 0.2;
+// Hochberg's are 0.05, 0.08, 0.08, 0.08, 0.2. So at α 0.06 Hommel rejects
+// three and Hochberg one, and at 0.049 neither rejects any. Every
+// rejection of Hochberg's is Hommel's.
+func TestHommel(t *testing.T) {
+	t.Parallel()
+	p := []float64{0.03, 0.2, 0.01, 0.04, 0.02}
+	if got, want := Hommel(p, 0.06), []bool{true, false, true, false, true}; !slices.Equal(got, want) {
+		t.Errorf("Hommel at 0.06 = %v, want %v", got, want)
+	}
+	if got, want := Hochberg(p, 0.06), []bool{false, false, true, false, false}; !slices.Equal(got, want) {
+		t.Errorf("Hochberg at 0.06 = %v, want %v", got, want)
+	}
+	if got := Hommel(p, 0.049); slices.Contains(got, true) {
+		t.Errorf("Hommel at 0.049 = %v, want none (every adjusted p is 0.05 or more)", got)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		ps := make([]float64, 1+r.IntN(7))
+		for i := range ps {
+			ps[i] = r.Float64() * r.Float64()
+		}
+		ho, hh := Hochberg(ps, 0.05), Hommel(ps, 0.05)
+		for i := range ps {
+			if ho[i] && !hh[i] {
+				t.Fatalf("Hochberg rejects %d of %v, Hommel not", i, ps)
+			}
+		}
 	}
 }

@@ -127,7 +127,7 @@ var helps = map[string]help{
 			"aiperf-action profile -m m -u http://127.0.0.1:8000 --streaming --request-rate 20 --benchmark-duration 60 --random-seed 7",
 		}},
 	"compare": {"aiperf-action compare [flags] BASELINE CANDIDATE  |  --baseline P ... --candidate P ...",
-		"Compares candidate runs with baseline runs, statistic by statistic (run-level replication, block bootstrap within runs, Holm across metrics), and says PASS, FAIL or INCONCLUSIVE with each change's interval and the smallest worsening it can detect. A path is a run folder, a run.json, a folder of run folders, or the baseline folder the gate writes (its root, a scenario's folder or a profile's).",
+		"Compares candidate runs with baseline runs, statistic by statistic (run-level replication, order-statistic intervals within runs, Hommel across metrics), and says PASS, FAIL or INCONCLUSIVE with each change's interval and the smallest worsening it can detect. A path is a run folder, a run.json, a folder of run folders, or the baseline folder the gate writes (its root, a scenario's folder or a profile's).",
 		[]string{
 			"aiperf-action compare artifacts/base artifacts/candidate",
 			"aiperf-action compare --baseline baselines/chat-c8 --candidate aiperf-results/chat-c8 --metric time_to_first_token:p99:10% --format markdown",

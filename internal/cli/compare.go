@@ -15,16 +15,17 @@ import (
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
 	c := judge.Default
-	var baseline, candidate []string
+	var baseline, candidate, history []string
 	format, failOnInconclusive := "text", false
 	fs.StringArrayVar(&baseline, "baseline", nil, "baseline run: a run folder, a run.json, or a folder of run folders (repeatable)")
 	fs.StringArrayVar(&candidate, "candidate", nil, "candidate run, same forms (repeatable)")
+	fs.StringArrayVar(&history, "history", nil, "the stored history of the baseline's profile (same forms, repeatable; the gate's baseline folder is one): the job-to-job and run-to-run noise are estimated from all its jobs")
 	fs.StringVar(&c.MaxRegression, "max-regression", c.MaxRegression, "default tolerance: how much worse a metric may get")
 	fs.StringArrayVar(&c.Metrics, "metric", nil, "gated statistic metric[:stat][:tolerance], e.g. time_to_first_token:p99:10% (repeatable; default TTFT p50/p99, ITL p50/p99, request_latency p99, output_token_throughput)")
 	fs.StringVar(&c.NoiseFloor, "noise-floor", c.NoiseFloor, "run-to-run noise assumed with a single baseline run")
 	fs.StringVar(&c.JobNoiseFloor, "job-noise-floor", c.JobNoiseFloor, "job-to-job noise assumed at least when the baseline's runs come from fewer than 3 jobs")
 	fs.StringVar(&c.JobNoisePrior, "job-noise-prior", c.JobNoisePrior, "with 3 baseline jobs or more, the weight in jobs of the belief that the job-to-job noise is the floor (0: none)")
-	fs.Float64Var(&c.Alpha, "alpha", c.Alpha, "one-sided significance level of each test (Holm-corrected across metrics)")
+	fs.Float64Var(&c.Alpha, "alpha", c.Alpha, "one-sided significance level of each test (Hommel-corrected across metrics)")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "bootstrap seed")
 	fs.IntVar(&c.Resamples, "resamples", c.Resamples, "bootstrap resamples per run")
 	fs.StringVar(&c.Estimator, "estimator", c.Estimator, "quantile estimator: hd (Harrell–Davis) | empirical")
@@ -65,7 +66,11 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		return fail(err)
 	}
-	rep, err := judge.Compare(st, base, cand)
+	hist, err := judge.Load("--history", history)
+	if err != nil {
+		return fail(err)
+	}
+	rep, err := judge.CompareWithHistory(st, base, cand, hist)
 	if err != nil {
 		return fail(err)
 	}

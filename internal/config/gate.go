@@ -35,7 +35,8 @@ type Gate struct {
 	// MaxRepeats > Repeats makes the gate adaptive: a scenario still
 	// inconclusive after Repeats runs gets Repeats more at each look, up to
 	// MaxRepeats (and TimeBudget per scenario, when set), with α spent over
-	// the looks (compare.Looks).
+	// the looks (compare.Looks). Unset (DefaultMaxRepeats): three times
+	// Repeats; 0, or Repeats itself: not adaptive.
 	MaxRepeats int           `yaml:"max-repeats"`
 	TimeBudget time.Duration `yaml:"time-budget"`
 	// Warmup sends a short unmeasured run before the job's first measured
@@ -123,7 +124,12 @@ type BaselineConfig struct {
 	Store  string `yaml:"store"`  // folder | branch; unset: branch on GitHub Actions, folder elsewhere (DefaultStore)
 	Path   string `yaml:"path"`   // folder store root, or the path inside the branch
 	Branch string `yaml:"branch"` // branch store
-	Keep   int    `yaml:"keep"`   // runs kept per scenario and profile
+	Keep   int    `yaml:"keep"`   // runs compared with, per scenario and profile (the newest, as of the merge-base)
+	// History is how many runs are kept (at least Keep), per scenario and
+	// profile on a testbed, for the job-to-job and run-to-run noise: those
+	// are the testbed's, and many jobs measure them well, where the few a
+	// comparison takes would need the floor's prior.
+	History int `yaml:"history"`
 	// Committed says a later step commits (or uploads) the folder store: a
 	// refresh on CI is otherwise refused, its files thrown away with the
 	// runner.
@@ -135,6 +141,10 @@ type BaselineConfig struct {
 	AcrossUpgrades bool `yaml:"across-upgrades"`
 }
 
+// Retain is how many runs the store keeps per scenario and profile: keep,
+// or history where that is more.
+func (b *BaselineConfig) Retain() int { return max(b.Keep, b.History) }
+
 // DefaultStore sets the baseline store where neither the config nor an
 // input chose one: the branch store on GitHub Actions (a folder there is
 // thrown away with the runner), a folder elsewhere.
@@ -144,12 +154,27 @@ func (b *BaselineConfig) DefaultStore(inActions bool) {
 	}
 }
 
+// DefaultMaxRepeats stands for max-repeats left unset: adaptive, up to
+// three times repeats (MostRepeats).
+const DefaultMaxRepeats = -1
+
+// MostRepeats is the most runs a scenario may take: MaxRepeats, three
+// times Repeats where it is unset, Repeats where it is 0 or less.
+func (g *Gate) MostRepeats() int {
+	if g.MaxRepeats == DefaultMaxRepeats {
+		return 3 * g.Repeats
+	}
+	return max(g.Repeats, g.MaxRepeats)
+}
+
 // DefaultGate holds the defaults.
 var DefaultGate = Gate{
 	Repeats:    3,
+	MaxRepeats: DefaultMaxRepeats,
+	TimeBudget: 15 * time.Minute,
 	Warmup:     true,
 	Seed:       1,
-	Baseline:   BaselineConfig{Path: "baselines", Branch: "aiperf-baselines", Keep: 20},
+	Baseline:   BaselineConfig{Path: "baselines", Branch: "aiperf-baselines", Keep: 20, History: 60},
 	Server:     Server{ReadyTimeout: 10 * time.Minute, TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond},
 	Thresholds: Thresholds{Config: judge.Default},
 }
@@ -220,7 +245,7 @@ func (g *Gate) Validate() error {
 	if g.Repeats < 1 {
 		bad("repeats %d: must be at least 1", g.Repeats)
 	}
-	if g.MaxRepeats != 0 && g.MaxRepeats < g.Repeats {
+	if g.MaxRepeats != 0 && g.MaxRepeats != DefaultMaxRepeats && g.MaxRepeats < g.Repeats {
 		bad("max-repeats %d: must be at least repeats (%d), or 0 for none", g.MaxRepeats, g.Repeats)
 	}
 	if g.TimeBudget < 0 {
@@ -288,6 +313,9 @@ func (g *Gate) Validate() error {
 	}
 	if g.Baseline.Keep < 1 {
 		bad("baseline.keep %d: must be at least 1", g.Baseline.Keep)
+	}
+	if g.Baseline.History < 0 || g.Baseline.History > 1000 {
+		bad("baseline.history %d: want the runs kept for the noise estimate, 0 (as many as keep) to 1000", g.Baseline.History)
 	}
 	return errors.Join(errs...)
 }

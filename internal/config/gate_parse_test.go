@@ -171,3 +171,44 @@ func TestLoadGateNamesFileAndLine(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// Adaptive repeats are on unless the config turns them off: up to three
+// times repeats, within a time budget per scenario; `max-repeats: 0` (or
+// repeats itself) is a fixed number of runs. The noise history is kept
+// beyond the runs compared.
+func TestAdaptiveByDefault(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		yaml string
+		most int
+	}{
+		{"", 9},
+		{"repeats: 5\n", 15},
+		{"repeats: 5\nmax-repeats: 0\n", 5},
+		{"repeats: 4\nmax-repeats: 4\n", 4},
+		{"max-repeats: 12\n", 12},
+	} {
+		g, err := ParseGate([]byte("server: simulator\nscenarios: [{name: a}]\n"+c.yaml), "f.yml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Validate(); err != nil {
+			t.Fatalf("%q: %v", c.yaml, err)
+		}
+		if g.MostRepeats() != c.most || g.TimeBudget != 15*time.Minute {
+			t.Errorf("%q: most %d, time budget %s; want %d and 15m", c.yaml, g.MostRepeats(), g.TimeBudget, c.most)
+		}
+	}
+	g, _ := ParseGate([]byte("server: simulator\nscenarios: [{name: a}]\nbaseline: {keep: 30}\n"), "f.yml")
+	if g.Baseline.Retain() != 60 {
+		t.Errorf("retained %d, want the 60 of history", g.Baseline.Retain())
+	}
+	g, _ = ParseGate([]byte("server: simulator\nscenarios: [{name: a}]\nbaseline: {keep: 80}\n"), "f.yml")
+	if g.Baseline.Retain() != 80 {
+		t.Errorf("retained %d, want keep's 80", g.Baseline.Retain())
+	}
+	g, _ = ParseGate([]byte("server: simulator\nscenarios: [{name: a}]\nbaseline: {history: -1}\n"), "f.yml")
+	if err := g.Validate(); err == nil || !strings.Contains(err.Error(), "baseline.history") {
+		t.Errorf("history -1: %v", err)
+	}
+}

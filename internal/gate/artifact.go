@@ -244,7 +244,7 @@ func checkComparison(c *judge.Report, at string, bad func(string, ...any)) {
 		if r.Lo > r.Hi || r.Tolerance < 0 || r.Tolerance > 100 {
 			bad("%s: interval or tolerance out of order", rat)
 		}
-		if r.K < 0 || r.R < 0 || r.NeedR < 0 || r.NeedK < 0 || r.Jobs < 0 || r.K > 100000 || r.NeedR > 100000 || r.NeedK > 100000 {
+		if r.K < 0 || r.R < 0 || r.NeedR < 0 || r.NeedK < 0 || r.Jobs < 0 || r.K > 100000 || r.NeedR > 100000 || r.NeedK > 100000 || r.NeedSamples < 0 || r.NeedSamples > 1e12 {
 			bad("%s: counts out of range", rat)
 		}
 		r.Warnings = boundText(r.Warnings, rat+".warnings", bad)

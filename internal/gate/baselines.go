@@ -83,7 +83,7 @@ func (g *gate) compareScenario(ctx context.Context, c *comparer, sc *Scenario, l
 	if sc.acrossUpgrade { // another hash of the same plan, as the config allows
 		st.AllowMismatch = true
 	}
-	cr, err := judge.Compare(&st, base, cand)
+	cr, err := judge.CompareWithHistory(&st, base, cand, sc.history)
 	if err != nil {
 		return fmt.Errorf("scenario %q: %w", sc.Name, err)
 	}
@@ -122,6 +122,9 @@ func (g *gate) loadBaselines(ctx context.Context, c *comparer, sc *Scenario) err
 	}
 	source, err := g.readRuns(ctx, c, sc, es, legacy)
 	if err != nil {
+		return err
+	}
+	if err := g.readHistory(ctx, c, sc, es, legacy); err != nil {
 		return err
 	}
 	across := ""
@@ -239,6 +242,53 @@ func (g *gate) readRuns(ctx context.Context, c *comparer, sc *Scenario, es []bas
 		sc.BaselineCommits = append(sc.BaselineCommits, e.Commit)
 	}
 	return source, nil
+}
+
+// readHistory reads the newest baseline.history entries of es (all of
+// them up to that, wherever the merge-base is: the noise is the testbed's,
+// not the commit's) into sc's history, those readRuns read among them, and
+// keeps the runs since the last step the history shows (a step between
+// jobs is not their noise). Fewer jobs than the baseline's own: none.
+func (g *gate) readHistory(ctx context.Context, c *comparer, sc *Scenario, es []baseline.Entry, legacy bool) error {
+	n := g.cfg.Baseline.History
+	if n <= len(sc.Baseline) || len(es) <= len(sc.Baseline) {
+		return nil
+	}
+	have := map[string]*result.Run{}
+	for i, name := range sc.baselineNames {
+		have[name] = sc.Baseline[i]
+	}
+	var hist []result.Loaded
+	for _, e := range es[max(0, len(es)-n):] {
+		r, ok := have[e.Name]
+		if !ok {
+			b, err := e.Load(ctx)
+			if err != nil {
+				return fmt.Errorf("scenario %q: read baseline %s: %w", sc.Name, e.Name, err)
+			}
+			if r, err = result.Parse(b, c.store.String()+": "+e.Name); err != nil {
+				return err
+			}
+			if r.Job == "" {
+				r.Job = "refresh " + e.Refresh
+			}
+			if legacy && r.Environment != nil && r.Environment.Testbed != g.fp.Testbed {
+				continue
+			}
+		}
+		hist = append(hist, result.Loaded{Path: e.Name, Run: r})
+	}
+	shift, err := judge.LastShift(c.st, hist)
+	if err != nil {
+		return fmt.Errorf("scenario %q: history: %w", sc.Name, err)
+	}
+	if shift != nil {
+		hist = hist[shift.Run:]
+	}
+	if len(hist) > len(sc.Baseline) {
+		sc.history = hist
+	}
+	return nil
 }
 
 // upgrade is what the newest run under another profile of this scenario,

@@ -666,6 +666,7 @@ baseline-server:
   itl: 1ms
 model: sim
 repeats: 3
+max-repeats: 3
 seed: 3
 scenarios:
   - name: ab
@@ -729,7 +730,7 @@ func TestGatePairedABFromInputs(t *testing.T) {
 	}
 	against := func(baseline string) func(string) (int, string, string) {
 		return func(results string) (int, string, string) {
-			return gate("--results-dir", results, "--baseline-server", baseline, "--repeats", "4")
+			return gate("--results-dir", results, "--baseline-server", baseline, "--repeats", "4", "--max-repeats", "4")
 		}
 	}
 	code, out, errs, same := decide(t, filepath.Join(dir, "same"), against("simulator"), nil)

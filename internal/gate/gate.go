@@ -302,7 +302,7 @@ func (g *gate) runScenarios(ctx context.Context, target, baseTarget string, cmp 
 		if gs.Paired {
 			gs.BaselineSource = "the baseline server, paired run by run in this job (A B, B A, …)"
 		}
-		most := max(g.cfg.Repeats, g.cfg.MaxRepeats)
+		most := g.cfg.MostRepeats()
 		if cmp == nil {
 			most = g.cfg.Repeats
 		}
@@ -479,10 +479,10 @@ func (g *gate) refresh(ctx context.Context, store baseline.Store, scenarios []Sc
 			}
 			g.logf("aiperf-action gate: %s: the runs stored record an accepted regression (%s)", sc.Name, accepted)
 		}
-		if err := store.Append(ctx, sc.Name, g.key(sc.Candidate[0].ProfileHash), g.commit(), runs, g.cfg.Baseline.Keep); err != nil {
+		if err := store.Append(ctx, sc.Name, g.key(sc.Candidate[0].ProfileHash), g.commit(), runs, g.cfg.Baseline.Retain()); err != nil {
 			return fmt.Errorf("refresh baselines of %q: %w", sc.Name, err)
 		}
-		g.logf("aiperf-action gate: recorded %d run(s) of %s in the baselines (%s, testbed %s, keeping %d)", len(sc.candidateJSON), sc.Name, store, g.fp.Testbed, g.cfg.Baseline.Keep)
+		g.logf("aiperf-action gate: recorded %d run(s) of %s in the baselines (%s, testbed %s, keeping %d)", len(sc.candidateJSON), sc.Name, store, g.fp.Testbed, g.cfg.Baseline.Retain())
 	}
 	return nil
 }

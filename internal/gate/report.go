@@ -28,12 +28,13 @@ type Scenario struct {
 	// BaselineCommits are the commits Baseline's runs were recorded at
 	// (12-character prefixes), for the trend chart's labels.
 	BaselineCommits []string
-	Paired          bool     // Baseline[i] ran next to Candidate[i] in this job (paired A/B)
-	candidateJSON   [][]byte // the candidate runs' run.json, as written (what a refresh stores)
-	loaded          bool     // the stored baselines were read
-	baselineNames   []string // their file names
-	lookNote        string   // how the adaptive looks ended
-	acrossUpgrade   bool     // its baseline runs are another hash of the same plan (baseline: across-upgrades)
+	Paired          bool            // Baseline[i] ran next to Candidate[i] in this job (paired A/B)
+	candidateJSON   [][]byte        // the candidate runs' run.json, as written (what a refresh stores)
+	loaded          bool            // the stored baselines were read
+	baselineNames   []string        // their file names
+	history         []result.Loaded // the stored runs of this profile on this testbed the noise is estimated from
+	lookNote        string          // how the adaptive looks ended
+	acrossUpgrade   bool            // its baseline runs are another hash of the same plan (baseline: across-upgrades)
 	// ProfileChanged says why a scenario with stored runs has no baseline:
 	// its profile changed.
 	ProfileChanged string

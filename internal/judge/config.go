@@ -25,7 +25,7 @@ type Config struct {
 	NoiseFloor    string   `yaml:"noise-floor"`     // run-to-run noise assumed with a single baseline run
 	JobNoiseFloor string   `yaml:"job-noise-floor"` // job-to-job noise assumed at least when the baseline's runs come from fewer than 3 jobs
 	JobNoisePrior string   `yaml:"job-noise-prior"` // the weight, in jobs, of the belief that the job-to-job noise is JobNoiseFloor (3 jobs or more)
-	Alpha         float64  `yaml:"alpha"`           // one-sided level of each test, Holm-corrected across metrics
+	Alpha         float64  `yaml:"alpha"`           // one-sided level of each test, Hommel-corrected across metrics
 	Metrics       []string `yaml:"metrics"`         // gated statistics metric[:stat][:tolerance]; empty: DefaultGated
 	Seed          uint64   `yaml:"-"`               // bootstrap seed
 	Resamples     int      `yaml:"-"`               // bootstrap resamples per run

@@ -43,6 +43,15 @@ func Load(flag string, paths []string) ([]result.Loaded, error) {
 // Compare checks that the runs ran one profile and compares them: every
 // gated statistic, then the error rate.
 func Compare(st *Settings, base, cand []result.Loaded) (*Report, error) {
+	return CompareWithHistory(st, base, cand, nil)
+}
+
+// CompareWithHistory is Compare with the stored history of the baseline's
+// profile on its testbed (the baseline's runs among them, in their jobs):
+// the job-to-job and run-to-run noise are estimated from all of its jobs
+// when they are more than the baseline's. A history run of another profile
+// or without a gated statistic leaves the history out, and says so.
+func CompareWithHistory(st *Settings, base, cand, hist []result.Loaded) (*Report, error) {
 	if len(base) == 0 || len(cand) == 0 {
 		return nil, errors.New("need baseline and candidate runs")
 	}
@@ -62,9 +71,25 @@ func Compare(st *Settings, base, cand []result.Loaded) (*Report, error) {
 			rep.Warnings = append(rep.Warnings, msg)
 		}
 	}
+	for _, l := range hist {
+		if l.Run.ProfileHash != rep.ProfileHash && !st.AllowMismatch {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("the stored history is left out of the noise estimate: %s has profile_hash %s", l.Path, short(l.Run.ProfileHash)))
+			hist = nil
+			break
+		}
+	}
 	var inputs []compare.Input
 	for _, sp := range st.Specs {
 		in := compare.Input{Spec: sp, Paired: st.Paired}
+		for _, l := range hist {
+			s, _, err := sampleOf(l, sp)
+			if err != nil {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: the stored history is left out of its noise estimate: %v", sp.Name(), err))
+				in.History = nil
+				break
+			}
+			in.History = append(in.History, s)
+		}
 		unit := ""
 		for i, set := range [][]result.Loaded{base, cand} {
 			for _, l := range set {

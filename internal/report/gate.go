@@ -156,7 +156,7 @@ func comparisonTables(b *strings.Builder, s *gate.Scenario) {
 		"_tolerance_: the worsening allowed before the gate fails. _detects_: the smallest worsening these runs catch 4 times in 5. " +
 		"_NOT GATED_: shown, never judged (the notes say why).")
 	if holm {
-		b.WriteString(" _Holm_: with several gated statistics each needs stronger evidence, so that one false alarm among them all stays as unlikely as for one.")
+		b.WriteString(" _Hommel_: with several gated statistics each needs stronger evidence, unless several show it, so that one false alarm among them all stays as unlikely as for one.")
 	}
 	if pp {
 		b.WriteString(" _pp_: percentage points, an error rate's change.")
@@ -178,7 +178,7 @@ func groupedNotes(rep *judge.Report) []string {
 	}
 	for j, r := range rep.Results {
 		for _, w := range r.Warnings {
-			if strings.HasPrefix(w, "with this noise") || strings.HasPrefix(w, "provisional: ") || strings.Contains(w, "Holm") {
+			if strings.HasPrefix(w, "with this noise") || strings.HasPrefix(w, "provisional: ") || strings.Contains(w, "Hommel") {
 				continue
 			}
 			if _, ok := who[w]; !ok {

@@ -80,7 +80,7 @@ func change(r compare.Result) string {
 }
 
 // rowVerdict is a table row's verdict: its icon and word, BETTER for an
-// improvement, the reason inline when Holm's correction left it open, and
+// improvement, the reason inline when the correction across metrics left it open, and
 // a dagger when provisional.
 func rowVerdict(r compare.Result) string {
 	v := verdictIcon[r.Verdict] + " " + strings.ToUpper(strings.ReplaceAll(string(r.Verdict), "-", " "))
@@ -88,7 +88,7 @@ func rowVerdict(r compare.Result) string {
 		v = "🚀 BETTER"
 	}
 	if r.Verdict == compare.Inconclusive && holmOnly(r) {
-		v += " (Holm)"
+		v += " (Hommel)"
 	}
 	if r.Provisional {
 		v += " †"
@@ -97,10 +97,10 @@ func rowVerdict(r compare.Result) string {
 }
 
 // holmOnly reports whether r was worse than its tolerance alone and left
-// open by Holm's correction across the gated metrics.
+// open by the correction across the gated metrics (Hommel's).
 func holmOnly(r compare.Result) bool {
 	for _, w := range r.Warnings {
-		if strings.Contains(w, "Holm") {
+		if strings.Contains(w, "Hommel") {
 			return true
 		}
 	}
@@ -124,7 +124,7 @@ func sentence(x row) string {
 	case better(r):
 		return fmt.Sprintf("🚀 %s%s is **%s better** (%s; 90%% interval of the worsening %s)", name, where, pctAbs(w), vals, interval(lo, hi))
 	case r.Verdict == compare.Inconclusive && holmOnly(r):
-		return fmt.Sprintf("⚠️ %s%s: %s (%s; interval %s) is worse than the %s tolerance on its own, but not after Holm's correction across the gated metrics", name, where, signedPct(w), vals, interval(lo, hi), tol)
+		return fmt.Sprintf("⚠️ %s%s: %s (%s; interval %s) is worse than the %s tolerance on its own, but not after the correction across the gated metrics (Hommel)", name, where, signedPct(w), vals, interval(lo, hi), tol)
 	case r.Verdict == compare.Inconclusive:
 		return fmt.Sprintf("⚠️ %s%s: %s (%s); its 90%% interval %s reaches past the %s tolerance, so these runs can't tell", name, where, signedPct(w), vals, interval(lo, hi), tol)
 	}
