@@ -12,13 +12,16 @@
 //     Harrell–Davis or empirically, from its HdrHistogram; or a rate), on a
 //     log scale, so the effect is a ratio;
 //
-//   - the uncertainty of each run's estimate is measured by a moving-block
-//     bootstrap over its time windows (neighbouring windows are correlated,
-//     so whole blocks are resampled);
+//   - the uncertainty of each run's estimate is measured within the run: a
+//     quantile's from its order statistics (QuantileLogVar), a rate's by a
+//     moving-block bootstrap over its time windows (neighbouring windows are
+//     correlated, so whole blocks are resampled);
 //
-//   - the spread between runs comes from the K baseline runs, estimated
-//     robustly (MAD), or from a stated noise floor when K = 1, in which
-//     case every verdict is provisional;
+//   - the spread between runs comes from the baseline's and the candidate's
+//     runs, or from a stated noise floor when K = 1, in which case every
+//     verdict is provisional; when runs come in jobs, job-to-job and
+//     run-to-run noise are fitted apart, from the stored history's jobs
+//     (Input.History) where it has more than the baseline;
 //
 //   - the two combine into an interval for log(candidate / baseline):
 //
@@ -28,9 +31,11 @@
 //
 //   - against a tolerance δ (say 5%) the verdict has three values: FAIL when
 //     the whole interval is worse than δ, PASS when the whole interval is
-//     better than δ, INCONCLUSIVE otherwise. Failing is held to Holm's
-//     step-down correction across the gated statistics, so gating more
-//     metrics does not raise the false-alarm rate;
+//     better than δ, INCONCLUSIVE otherwise. Failing is held to Hommel's
+//     correction across the gated statistics (valid for their positive
+//     dependence), so gating more metrics does not raise the false-alarm
+//     rate; a PASS needs every statistic's own PASS (intersection–union, at
+//     α without a correction);
 //
 //   - every result states its minimum detectable effect: the regression
 //     this comparison would catch four times in five.
