@@ -57,6 +57,7 @@ type jobFit struct {
 	floored  bool    // too few jobs: the job variance is the floor's
 	sc       float64 // Σm_j²/R² of the candidate: how much of the job variance its mean keeps
 	jobs     int     // jobs the noise was estimated from
+	runDF    float64 // degrees of freedom of the run-to-run noise (0: runs never shared a job)
 }
 
 // fitJobs estimates the job-to-job and run-to-run variances by one-way
@@ -105,6 +106,7 @@ func fitJobs(yh []float64, jh, jb, jc [][]int, yc []float64, wh, wb, wc, floor, 
 		}
 	}
 	msw := 0.0
+	f.runDF = dfw
 	if dfw > 0 {
 		msw = ssw / dfw
 		f.run = math.Max(msw-wWithin/dfw, 0)

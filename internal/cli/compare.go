@@ -17,8 +17,12 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	c := judge.Default
 	var baseline, candidate, history []string
 	format, failOnInconclusive := "text", false
+	noise, repeats, keep := false, 3, 20
 	fs.StringArrayVar(&baseline, "baseline", nil, "baseline run: a run folder, a run.json, or a folder of run folders (repeatable)")
 	fs.StringArrayVar(&candidate, "candidate", nil, "candidate run, same forms (repeatable)")
+	fs.BoolVar(&noise, "noise", false, "measure the noise instead: the job-to-job and run-to-run noise of each gated statistic in the --baseline runs (a stored history, in its jobs), and the tolerance an unchanged PR passes 4 times in 5 at, unpaired and paired A/B")
+	fs.IntVar(&repeats, "repeats", repeats, "with --noise: candidate runs (pairs) a PR makes; the figures are for this and 3x (unpaired) or 7x (paired) as many")
+	fs.IntVar(&keep, "keep", keep, "with --noise: baseline runs an unpaired PR is compared with")
 	fs.StringArrayVar(&history, "history", nil, "the stored history of the baseline's profile (same forms, repeatable; the gate's baseline folder is one): the job-to-job and run-to-run noise are estimated from all its jobs")
 	fs.StringVar(&c.MaxRegression, "max-regression", c.MaxRegression, "default tolerance: how much worse a metric may get")
 	fs.StringArrayVar(&c.Metrics, "metric", nil, "gated statistic metric[:stat][:tolerance], e.g. time_to_first_token:p99:10% (repeatable; default TTFT p50/p99, ITL p50/p99, request_latency p99, output_token_throughput)")
@@ -52,7 +56,12 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	default:
 		err = errors.Join(err, fmt.Errorf("--format %q: want text, markdown or json", format))
 	}
-	if len(baseline) == 0 || len(candidate) == 0 {
+	switch {
+	case noise && len(baseline) == 0:
+		err = errors.Join(err, errors.New("--noise: need --baseline runs (a stored history)"))
+	case noise && (repeats < 2 || keep < 1):
+		err = errors.Join(err, fmt.Errorf("--repeats %d, --keep %d: want at least 2 and 1", repeats, keep))
+	case !noise && (len(baseline) == 0 || len(candidate) == 0):
 		err = errors.Join(err, errors.New("need --baseline and --candidate runs"))
 	}
 	if err != nil {
@@ -61,6 +70,16 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	base, err := judge.Load("--baseline", baseline)
 	if err != nil {
 		return fail(err)
+	}
+	if noise {
+		rows, err := judge.Noise(st, base, repeats, keep)
+		if err != nil {
+			return fail(err)
+		}
+		if err := report.Noise(stdout, format, rows); err != nil {
+			return fail(err)
+		}
+		return ExitOK
 	}
 	cand, err := judge.Load("--candidate", candidate)
 	if err != nil {
