@@ -140,11 +140,7 @@ func MADSigma(xs []float64) float64 {
 // p_(i) while p_(i) ≤ α/(m−i+1) (i from 1), and stop at the first that is not.
 func Holm(p []float64, alpha float64) []bool {
 	m := len(p)
-	order := make([]int, m)
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return p[order[a]] < p[order[b]] })
+	order := ascending(p)
 	rej := make([]bool, m)
 	for k, i := range order {
 		if p[i] > alpha/float64(m-k) {
@@ -164,11 +160,7 @@ func Holm(p []float64, alpha float64) []bool {
 // its statistics the same way (a throughput's worsening is a fall).
 func Hochberg(p []float64, alpha float64) []bool {
 	m := len(p)
-	order := make([]int, m)
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return p[order[a]] < p[order[b]] })
+	order := ascending(p)
 	rej := make([]bool, m)
 	for k := m - 1; k >= 0; k-- {
 		if p[order[k]] <= alpha/float64(m-k) {
@@ -194,11 +186,7 @@ func Hommel(p []float64, alpha float64) []bool {
 	if n == 0 {
 		return rej
 	}
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return p[order[a]] < p[order[b]] })
+	order := ascending(p)
 	ps := make([]float64, n) // sorted
 	for k, i := range order {
 		ps[k] = p[i]
@@ -231,4 +219,14 @@ func Hommel(p []float64, alpha float64) []bool {
 		rej[i] = math.Max(pa[k], ps[k]) <= alpha
 	}
 	return rej
+}
+
+// ascending is the indices of p in ascending order of p (ties in order).
+func ascending(p []float64) []int {
+	order := make([]int, len(p))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return p[order[a]] < p[order[b]] })
+	return order
 }

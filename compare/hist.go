@@ -132,16 +132,7 @@ func Empirical(h Hist, p float64) float64 {
 	if h.N == 0 {
 		return math.NaN()
 	}
-	rank := int64(p*float64(h.N) + 0.5)
-	rank = max(1, min(rank, h.N))
-	var c int64
-	for i, n := range h.Counts {
-		c += n
-		if c >= rank {
-			return h.Values[i]
-		}
-	}
-	return h.Values[len(h.Values)-1]
+	return rankValue(h, int64(p*float64(h.N)+0.5))
 }
 
 // HarrellDavis is the Harrell–Davis (1982) estimator: a weighted sum of all
