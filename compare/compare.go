@@ -611,15 +611,21 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
+// tBig is the degrees of freedom past which Student's t is the normal:
+// gonum's t quantile breaks down numerically at enormous df (1e39 gave
+// 4e11 for the 95th percentile), which a Satterthwaite df reaches when one
+// variance part is all but zero.
+const tBig = 1e7
+
 func tQuantile(p, df float64) float64 {
-	if math.IsInf(df, 1) {
+	if df > tBig {
 		return distuv.UnitNormal.Quantile(p)
 	}
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
 }
 
 func tCDF(x, df float64) float64 {
-	if math.IsInf(df, 1) {
+	if df > tBig {
 		return distuv.UnitNormal.CDF(x)
 	}
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.CDF(x)
