@@ -75,14 +75,8 @@ func fitJobs(yh []float64, jh, jb, jc [][]int, yc []float64, wh, wb, wc, floor, 
 	grand := mean(yh)
 	var ssw, ssb, sumN2 float64
 	for _, ix := range jh {
-		m := 0.0
-		for _, i := range ix {
-			m += yh[i]
-		}
-		m /= float64(len(ix))
-		for _, i := range ix {
-			ssw += (yh[i] - m) * (yh[i] - m)
-		}
+		m, ss := jobMean(yh, ix)
+		ssw += ss
 		n := float64(len(ix))
 		ssb += n * (m - grand) * (m - grand)
 		sumN2 += n * n
@@ -93,14 +87,8 @@ func fitJobs(yh []float64, jh, jb, jc [][]int, yc []float64, wh, wb, wc, floor, 
 	dfw, wWithin := dfwh, dfwh*wh
 	if yc != nil {
 		for _, ix := range jc {
-			m := 0.0
-			for _, i := range ix {
-				m += yc[i]
-			}
-			m /= float64(len(ix))
-			for _, i := range ix {
-				ssw += (yc[i] - m) * (yc[i] - m)
-			}
+			_, ss := jobMean(yc, ix)
+			ssw += ss
 			dfw += float64(len(ix) - 1)
 			wWithin += float64(len(ix)-1) * wc
 		}
@@ -170,6 +158,19 @@ func fitJobs(yh []float64, jh, jb, jc [][]int, yc []float64, wh, wb, wc, floor, 
 		f.df = math.Max((jobPart+runPart)*(jobPart+runPart)/den, 1)
 	}
 	return f
+}
+
+// jobMean is the mean of y over one job's runs ix, and their sum of
+// squares about it.
+func jobMean(y []float64, ix []int) (m, ss float64) {
+	for _, i := range ix {
+		m += y[i]
+	}
+	m /= float64(len(ix))
+	for _, i := range ix {
+		ss += (y[i] - m) * (y[i] - m)
+	}
+	return m, ss
 }
 
 // reachable is the smallest tolerance an unchanged candidate of one job
