@@ -22,6 +22,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv(controller.RoleEnv) != "" { // a worker, or a `serve` that calibrate started
 		os.Exit(Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
+	// No test reaches a real hub: one that needs a hub starts hubtest and
+	// sets HF_ENDPOINT itself.
+	os.Setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+	os.Setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 	code := m.Run()
 	if plainBinDir != "" {
 		os.RemoveAll(plainBinDir)

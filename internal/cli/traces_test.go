@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiperf-action/aiperf-action/internal/dataset"
+	"github.com/aiperf-action/aiperf-action/internal/hub/hubtest"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 )
@@ -99,9 +101,9 @@ func TestAIPerfStopConditionsAndOffsets(t *testing.T) {
 	}
 }
 
-// --public-dataset sharegpt reads a local ShareGPT file (nothing is
-// downloaded): its pairs are the prompts, their answers' lengths the max
-// tokens; without --input-file it says where to point it.
+// --public-dataset sharegpt reads a ShareGPT file: its pairs are the
+// prompts, their answers' lengths the max tokens; without --input-file
+// the file comes from the hub.
 func TestShareGPTDataset(t *testing.T) {
 	s, url := startSim(t, time.Millisecond, time.Millisecond)
 	f := filepath.Join(t.TempDir(), "sharegpt.json")
@@ -122,8 +124,24 @@ func TestShareGPTDataset(t *testing.T) {
 			t.Fatalf("the server saw a prompt of %d tokens; the kept pairs have 6", tr.ISL)
 		}
 	}
-	if res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--public-dataset", "sharegpt"); res.code != ExitError || !strings.Contains(res.stderr, "nothing is downloaded") {
-		t.Errorf("no --input-file: exit %d\n%s", res.code, res.stderr)
+	// Without --input-file the file is fetched from the hub (here the
+	// loopback stand-in) into the hub cache; the hub unreachable and the
+	// cache empty, the error names the dataset and how to give a file.
+	t.Setenv("HF_HUB_CACHE", t.TempDir())
+	if res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--public-dataset", "sharegpt"); res.code != ExitError ||
+		!strings.Contains(res.stderr, "dataset "+dataset.ShareGPTRepo+" "+dataset.ShareGPTFile+" at main") || !strings.Contains(res.stderr, "--input-file") {
+		t.Errorf("no --input-file, no hub: exit %d\n%s", res.code, res.stderr)
+	}
+	h := hubtest.New()
+	defer h.Close()
+	b, _ := os.ReadFile(f)
+	h.Add("dataset", dataset.ShareGPTRepo, "main", map[string]hubtest.File{dataset.ShareGPTFile: {Data: b}, "README.md": {Data: []byte("x")}})
+	t.Setenv("HF_ENDPOINT", h.URL)
+	dir = filepath.Join(t.TempDir(), "hub")
+	res = runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--public-dataset", "sharegpt",
+		"--request-count", "4", "--random-seed", "1", "--output-artifact-dir", dir)
+	if r, err := result.Read(dir); res.code != 0 || err != nil || r.Counts.OK != 4 || h.Downloads.Load() != 1 {
+		t.Fatalf("from the hub: exit %d, %v, %d downloads\n%s", res.code, err, h.Downloads.Load(), res.stderr)
 	}
 }
 

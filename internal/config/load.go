@@ -1,13 +1,16 @@
 package config
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/dataset"
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/hub"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
@@ -111,10 +114,15 @@ func (p *Profile) checkDataset(bad badf) {
 	case p.PublicDataset == "":
 	case p.PublicDataset != ShareGPT:
 		bad("--public-dataset %s: not supported here yet (supported: sharegpt)", p.PublicDataset)
-	case p.InputFile == "":
-		bad("--public-dataset sharegpt reads a local file, as nothing is downloaded: give --input-file ShareGPT_V3_unfiltered_cleaned_split.json (or any ShareGPT JSON)")
 	case p.CustomDatasetType != "" || p.Replays():
 		bad("--public-dataset sharegpt with --custom-dataset-type or a fixed schedule: ShareGPT has no timestamps")
+	}
+	if p.PublicDataset == ShareGPT && p.InputFile == "" {
+		if path, err := fetchShareGPT(); err != nil {
+			bad("--public-dataset sharegpt: %v (or give --input-file ShareGPT_V3_unfiltered_cleaned_split.json, or any ShareGPT JSON)", err)
+		} else {
+			p.InputFile = path
+		}
 	}
 	switch p.DatasetSampling {
 	case "", SamplingSequential:
@@ -299,4 +307,12 @@ func (p *Profile) checkReplay(bad badf) {
 	if p.NumDatasetEntries < 1 {
 		bad("--num-dataset-entries %d: must be at least 1", p.NumDatasetEntries)
 	}
+}
+
+// fetchShareGPT is the ShareGPT file's path in the hub cache, downloaded
+// on first use (HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE as for a tokenizer).
+func fetchShareGPT() (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	return hub.FromEnv().File(ctx, hub.Dataset, dataset.ShareGPTRepo, "main", dataset.ShareGPTFile)
 }

@@ -104,7 +104,7 @@ type Dataset struct {
 	InputFile                string  `json:"input_file"`                  // --input-file: JSONL prompts (and timestamps for a fixed schedule)
 	CustomDatasetType        string  `json:"custom_dataset_type"`         // --custom-dataset-type: "" (plain JSONL) or mooncake_trace
 	DatasetSampling          string  `json:"dataset_sampling"`            // --dataset-sampling-strategy: sequential (default), shuffle, random
-	PublicDataset            string  `json:"public_dataset"`              // --public-dataset: sharegpt, read from --input-file (nothing is downloaded)
+	PublicDataset            string  `json:"public_dataset"`              // --public-dataset: sharegpt, from --input-file or the hub
 	ISLBlockSize             int     `json:"isl_block_size"`              // --isl-block-size: tokens per hash_ids block of a trace (0: the type's, see BlockSize)
 	FixedSchedule            bool    `json:"fixed_schedule"`              // --fixed-schedule: send at the file's timestamps
 	FixedScheduleAutoOffset  bool    `json:"fixed_schedule_auto_offset"`  // --fixed-schedule-auto-offset: first timestamp becomes 0

