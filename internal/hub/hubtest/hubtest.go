@@ -8,6 +8,7 @@
 package hubtest
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
@@ -21,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // LargeFile is the size from which a file is stored as a large (LFS)
@@ -173,12 +175,17 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("ETag", `"`+tag+`"`)
-	w.Header().Set("Content-Length", strconv.Itoa(len(f.Data)))
-	if r.Method == http.MethodHead {
-		return
+	h.serveBytes(w, r, f.Data)
+}
+
+// serveBytes answers a GET (a Range too: the JavaScript client asks for
+// bytes=0-0 to learn the size) or HEAD of data, counting a download when
+// more than a byte goes out.
+func (h *Hub) serveBytes(w http.ResponseWriter, r *http.Request, data []byte) {
+	if r.Method == http.MethodGet && r.Header.Get("Range") != "bytes=0-0" {
+		h.Downloads.Add(1)
 	}
-	h.Downloads.Add(1)
-	w.Write(f.Data)
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
 }
 
 // lookup finds repo's commit for rev, answering the error itself (and
@@ -228,12 +235,8 @@ func (h *Hub) store(w http.ResponseWriter, r *http.Request, sha string) {
 		http.NotFound(w, r)
 		return
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
-	if r.Method == http.MethodHead {
-		return
-	}
-	h.Downloads.Add(1)
-	w.Write(data)
+	w.Header().Set("ETag", `"`+sha+`"`)
+	h.serveBytes(w, r, data)
 }
 
 // api answers POST /api/{models,datasets}/ORG/NAME/paths-info/REV, which
