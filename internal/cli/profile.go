@@ -25,8 +25,19 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := pflag.NewFlagSet("profile", pflag.ContinueOnError)
 	p := config.DefaultProfile
 	p.Bind(fs)
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+	flags, positional := config.SplitArgs(fs, args)
+	if code, ok := parseFlags(fs, flags, stdout, stderr); !ok {
 		return code
+	}
+	switch {
+	case len(positional) == 1 && !fs.Changed("model") && !fs.Changed("model-names"):
+		p.Model = positional[0] // AIPerf's `aiperf profile MODEL`
+	case len(positional) > 0:
+		fmt.Fprintf(stderr, "aiperf-action profile: unexpected argument %q (one positional argument, the model, when -m is not given)\n", strings.Join(positional, " "))
+		return ExitError
+	}
+	if !fs.Changed("url") {
+		p.URL = config.DefaultURL // AIPerf's default
 	}
 	p.NoteSet(fs)
 	res, err := run.Profile(ctx, &p, run.Options{

@@ -231,7 +231,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"unknown flag", []string{"profile", "-m", "x", "-u", "127.0.0.1:9", "--no-such-flag"}, "unknown flag: --no-such-flag"},
 		{"negative concurrency", []string{"profile", "-m", "x", "-u", "127.0.0.1:9", "--concurrency", "-1"}, "--concurrency -1"},
-		{"no model", []string{"profile", "-u", "127.0.0.1:9"}, "--model is required"},
+		{"no model, no server to name one", []string{"profile", "-u", "127.0.0.1:9"}, "-m/--model not given, and the server does not name one: GET http://127.0.0.1:9/v1/models"},
 		{"unreachable", []string{"profile", "-m", "x", "-u", "http://127.0.0.1:1"}, "not reachable"},
 		{"unknown command", []string{"profiel"}, "unknown command"},
 	}

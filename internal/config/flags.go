@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +14,9 @@ import (
 // defaults. The profile command and the gate's scenarios share it, so a
 // scenario key is exactly a profile flag.
 func (p *Profile) Bind(fs *pflag.FlagSet) {
-	fs.StringVarP(&p.Model, "model", "m", p.Model, "model name to put in requests (required)")
+	models := &modelList{p: p}
+	fs.VarP(models, "model", "m", "model name to put in requests (default: the first model the server's /v1/models lists; also AIPerf's positional MODEL)")
+	fs.Var(models, "model-names", "alias of --model (AIPerf's name)")
 	fs.VarP(&urlList{p: p}, "url", "u", "server base URL, e.g. http://127.0.0.1:8000 or http://gateway/qwen (the endpoint type's path is appended); repeat it for several servers, which take the requests in turn (--url-strategy)")
 	fs.StringVar(&p.URLStrategy, "url-strategy", p.URLStrategy, "with several --url: round_robin (request i goes to URL i mod n)")
 	fs.StringVar(&p.Endpoint, "endpoint", p.Endpoint, "custom endpoint path, appended to --url's (default from --endpoint-type)")
@@ -116,6 +117,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.UseServerTokenCount, "use-server-token-count", p.UseServerTokenCount, "take ISL/OSL from the server's usage (adds stream_options.include_usage to streams)")
 	fs.StringArrayVar(&p.ServerMetrics, "server-metrics", p.ServerMetrics, "Prometheus /metrics URL to scrape during the run (repeatable; default <url>/metrics when it answers)")
 	fs.BoolVar(&p.NoServerMetrics, "no-server-metrics", p.NoServerMetrics, "don't scrape the server's /metrics")
+	p.bindAIPerf(fs)
 	for g, names := range flagGroups {
 		for _, n := range names {
 			fs.SetAnnotation(n, GroupAnnotation, []string{g})
@@ -153,7 +155,7 @@ const GroupAnnotation = "aiperf-action/group"
 var groupOrder = []string{"Endpoint", "Input", "Tokenizer", "Load generator", "Output", "Server metrics", "Tool"}
 
 var flagGroups = map[string][]string{
-	"Endpoint": {"model", "url", "url-strategy", "endpoint", "custom-endpoint", "endpoint-type", "request-template", "response-field", "streaming", "header", "api-key", "request-timeout-seconds"},
+	"Endpoint": {"model", "model-names", "url", "url-strategy", "endpoint", "custom-endpoint", "endpoint-type", "request-template", "response-field", "streaming", "header", "api-key", "request-timeout-seconds"},
 	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev", "sequence-distribution", "seq-dist",
 		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length", "user-context-prompt-length",
 		"audio-length-mean", "audio-length-stddev", "audio-format", "audio-sample-rates", "audio-depths", "audio-num-channels", "audio-batch-size", "batch-size-audio",
@@ -187,7 +189,7 @@ func GroupRank(g string) int {
 func (p *Profile) NoteSet(fs *pflag.FlagSet) {
 	p.SeedSet = p.SeedSet || fs.Changed("random-seed")
 	p.ConcurrencySet = fs.Changed("concurrency")
-	p.RequestCountSet = fs.Changed("request-count")
+	p.RequestCountSet = fs.Changed("request-count") || fs.Changed("num-requests")
 }
 
 // urlList is --url, repeatable: the first is Profile.URL, the others
@@ -214,28 +216,3 @@ func (u *urlList) Set(s string) error {
 }
 
 func (u *urlList) Type() string { return "string" }
-
-// aiperfOnly are AIPerf's profile flags that this tool does not have yet:
-// given one, a user is told it is AIPerf's and not supported here, never
-// that it is unknown.
-var aiperfOnly = []string{
-	"synthesis-prefix-len-multiplier",
-	"synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier", "synthesis-output-len-multiplier",
-	"batch-size-text", "prompt-batch-size", "export-level", "profile-export-prefix",
-	"gpu-telemetry", "server-metrics-formats", "ui-type", "num-profile-runs", "confidence-level", "record-processors",
-	"workers-max", "request-count-per-session", "benchmark-max-duration",
-	"video-batch-size", "video-duration", "video-fps", "video-width", "video-height", "video-synth-type", "video-format", "video-codec",
-}
-
-// ExplainFlagError turns pflag's "unknown flag" for one of AIPerf's flags
-// into an error saying so; other errors pass unchanged.
-func ExplainFlagError(err error) error {
-	if err == nil {
-		return nil
-	}
-	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
-	if ok && slices.Contains(aiperfOnly, name) {
-		return fmt.Errorf("--%s is an AIPerf flag that aiperf-action does not support yet (see the README's table of AIPerf's flags)", name)
-	}
-	return err
-}

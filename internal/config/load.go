@@ -57,6 +57,20 @@ func (p *Profile) checkArrivals(bad badf) {
 	if p.WarmupConcurrency < 0 || p.WarmupRequestRate < 0 {
 		bad("--warmup-concurrency and --warmup-request-rate must not be negative")
 	}
+	switch p.WarmupArrivalPattern {
+	case "", "constant", "poisson", "gamma":
+	default:
+		bad("--warmup-arrival-pattern %q: want constant, poisson or gamma", p.WarmupArrivalPattern)
+	}
+	if p.WarmupPrefillConcurrency < 0 || p.WarmupConcurrencyRampDuration < 0 || p.WarmupGracePeriod != nil && *p.WarmupGracePeriod < 0 {
+		bad("--warmup-prefill-concurrency, --warmup-concurrency-ramp-duration and --warmup-grace-period must not be negative")
+	}
+	if p.WorkersMax < 0 {
+		bad("--workers-max %d: must not be negative", p.WorkersMax)
+	}
+	if p.FixedSchedule && p.NoFixedSchedule {
+		bad("--fixed-schedule and --no-fixed-schedule: give one")
+	}
 	if (p.WarmupConcurrency > 0 || p.WarmupRequestRate > 0) && p.WarmupRequestCount == 0 && p.WarmupDuration == 0 {
 		bad("--warmup-concurrency/--warmup-request-rate without --warmup-request-count or --warmup-duration")
 	}

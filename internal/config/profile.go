@@ -76,26 +76,33 @@ type Target struct {
 // Load is how hard and for how long: the loop (concurrency or a rate),
 // the stop conditions, warmup, ramps, cancellations and users.
 type Load struct {
-	Concurrency             int     `json:"concurrency"`     // --concurrency: in-flight requests (closed loop), or the ceiling of an open loop
-	ConcurrencySet          bool    `json:"concurrency_set"` // whether --concurrency was given (with a rate it then caps in-flight requests)
-	RequestCount            int     `json:"request_count"`   // --request-count
-	RequestCountSet         bool    `json:"request_count_set"`
-	RequestRate             float64 `json:"request_rate"`              // --request-rate: open loop, requests per second
-	ArrivalPattern          string  `json:"arrival_pattern"`           // --arrival-pattern: constant | poisson | gamma
-	ArrivalSmoothness       float64 `json:"arrival_smoothness"`        // --arrival-smoothness: gamma shape k (1 = Poisson)
-	BenchmarkDuration       float64 `json:"benchmark_duration"`        // --benchmark-duration, seconds; replaces --request-count
-	GracePeriod             float64 `json:"grace_period"`              // --benchmark-grace-period, seconds
-	WarmupRequestCount      int     `json:"warmup_request_count"`      // --warmup-request-count
-	WarmupDuration          float64 `json:"warmup_duration"`           // --warmup-duration, seconds
-	WarmupConcurrency       int     `json:"warmup_concurrency"`        // --warmup-concurrency; default --concurrency
-	WarmupRequestRate       float64 `json:"warmup_request_rate"`       // --warmup-request-rate; default --request-rate
-	RateRampDuration        float64 `json:"rate_ramp_duration"`        // --request-rate-ramp-duration, seconds
-	ConcurrencyRampDuration float64 `json:"concurrency_ramp_duration"` // --concurrency-ramp-duration, seconds
-	CancellationRate        float64 `json:"cancellation_rate"`         // --request-cancellation-rate, percent of requests
-	CancellationDelay       float64 `json:"cancellation_delay"`        // --request-cancellation-delay, seconds after sending
-	PrefillConcurrency      int     `json:"prefill_concurrency"`       // --prefill-concurrency: requests at once between send and first token (0: no limit)
-	NumUsers                int     `json:"num_users"`                 // --num-users: users of --user-centric-rate, each one session at a time
-	UserCentricRate         float64 `json:"user_centric_rate"`         // --user-centric-rate: requests/s over all users; a user's turns are num-users/rate apart
+	Concurrency        int     `json:"concurrency"`     // --concurrency: in-flight requests (closed loop), or the ceiling of an open loop
+	ConcurrencySet     bool    `json:"concurrency_set"` // whether --concurrency was given (with a rate it then caps in-flight requests)
+	RequestCount       int     `json:"request_count"`   // --request-count
+	RequestCountSet    bool    `json:"request_count_set"`
+	RequestRate        float64 `json:"request_rate"`         // --request-rate: open loop, requests per second
+	ArrivalPattern     string  `json:"arrival_pattern"`      // --arrival-pattern: constant | poisson | gamma
+	ArrivalSmoothness  float64 `json:"arrival_smoothness"`   // --arrival-smoothness: gamma shape k (1 = Poisson)
+	BenchmarkDuration  float64 `json:"benchmark_duration"`   // --benchmark-duration, seconds; replaces --request-count
+	GracePeriod        float64 `json:"grace_period"`         // --benchmark-grace-period, seconds
+	WarmupRequestCount int     `json:"warmup_request_count"` // --warmup-request-count
+	WarmupDuration     float64 `json:"warmup_duration"`      // --warmup-duration, seconds
+	WarmupConcurrency  int     `json:"warmup_concurrency"`   // --warmup-concurrency; default --concurrency
+	WarmupRequestRate  float64 `json:"warmup_request_rate"`  // --warmup-request-rate; default --request-rate
+	// The warmup's own arrival pattern, prefill limit, concurrency ramp and
+	// grace period (AIPerf's --warmup-*), each defaulting to the profiling
+	// phase's.
+	WarmupArrivalPattern          string   `json:"warmup_arrival_pattern"`
+	WarmupPrefillConcurrency      int      `json:"warmup_prefill_concurrency"`
+	WarmupConcurrencyRampDuration float64  `json:"warmup_concurrency_ramp_duration"`
+	WarmupGracePeriod             *float64 `json:"warmup_grace_period,omitempty"`
+	RateRampDuration              float64  `json:"rate_ramp_duration"`        // --request-rate-ramp-duration, seconds
+	ConcurrencyRampDuration       float64  `json:"concurrency_ramp_duration"` // --concurrency-ramp-duration, seconds
+	CancellationRate              float64  `json:"cancellation_rate"`         // --request-cancellation-rate, percent of requests
+	CancellationDelay             float64  `json:"cancellation_delay"`        // --request-cancellation-delay, seconds after sending
+	PrefillConcurrency            int      `json:"prefill_concurrency"`       // --prefill-concurrency: requests at once between send and first token (0: no limit)
+	NumUsers                      int      `json:"num_users"`                 // --num-users: users of --user-centric-rate, each one session at a time
+	UserCentricRate               float64  `json:"user_centric_rate"`         // --user-centric-rate: requests/s over all users; a user's turns are num-users/rate apart
 }
 
 // Dataset is an input file: its kind, how its prompts are taken, and how
@@ -107,6 +114,7 @@ type Dataset struct {
 	PublicDataset            string  `json:"public_dataset"`              // --public-dataset: sharegpt, from --input-file or the hub
 	ISLBlockSize             int     `json:"isl_block_size"`              // --isl-block-size: tokens per hash_ids block of a trace (0: the type's, see BlockSize)
 	FixedSchedule            bool    `json:"fixed_schedule"`              // --fixed-schedule: send at the file's timestamps
+	NoFixedSchedule          bool    `json:"no_fixed_schedule"`           // --no-fixed-schedule: a trace's timestamps are not replayed; the loop is --concurrency or --request-rate
 	FixedScheduleAutoOffset  bool    `json:"fixed_schedule_auto_offset"`  // --fixed-schedule-auto-offset: first timestamp becomes 0
 	FixedScheduleStartOffset int     `json:"fixed_schedule_start_offset"` // --fixed-schedule-start-offset, ms: skip earlier timestamps
 	FixedScheduleEndOffset   int     `json:"fixed_schedule_end_offset"`   // --fixed-schedule-end-offset, ms: skip later timestamps (0: none)
@@ -184,6 +192,7 @@ type Output struct {
 	ArtifactDir     string   `json:"artifact_dir"`      // --artifact-dir
 	Goodput         string   `json:"goodput"`           // --goodput "metric:value ..."
 	Workers         int      `json:"workers"`           // --workers; 0 picks a default from CPUs and concurrency
+	WorkersMax      int      `json:"workers_max"`       // --workers-max: a ceiling on the default worker count (AIPerf's)
 	MaxErrorRate    float64  `json:"max_error_rate"`    // --max-error-rate, percent of requests
 	SliceDuration   float64  `json:"slice_duration"`    // --slice-duration: seconds per metrics window
 }
@@ -253,7 +262,7 @@ func (p *Profile) OpenLoop() bool { return p.RequestRate > 0 || p.Replays() }
 // --fixed-schedule, or a Mooncake trace, which AIPerf replays on its
 // timestamps unasked.
 func (p *Profile) Replays() bool {
-	return p.FixedSchedule || p.Trace()
+	return p.FixedSchedule || p.Trace() && !p.NoFixedSchedule
 }
 
 // Trace reports whether the input file is a trace that is replayed on its

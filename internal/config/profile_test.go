@@ -161,7 +161,8 @@ func TestCustomDatasetType(t *testing.T) {
 func TestAIPerfOnlyFlagsAreNamed(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ arg, want string }{
-		{"--gpu-telemetry", "--gpu-telemetry is an AIPerf flag that aiperf-action does not support yet"},
+		{"--gpu-telemetry", "--gpu-telemetry is an AIPerf flag that aiperf-action does not support: GPU telemetry (DCGM) is not supported yet"},
+		{"--num-warmup-sessions", "--num-warmup-sessions is an AIPerf flag that aiperf-action does not support: a warmup of whole sessions"},
 		{"--bogus-flag", "unknown flag: --bogus-flag"},
 	} {
 		p := DefaultProfile

@@ -26,6 +26,9 @@ func fill(v reflect.Value, n *int) {
 		v.SetUint(uint64(*n))
 	case reflect.Float64:
 		v.SetFloat(float64(*n) + 0.5)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem(), n)
 	case reflect.Slice:
 		s := reflect.MakeSlice(v.Type(), 1, 1)
 		fill(s.Index(0), n)

@@ -16,6 +16,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -100,6 +101,26 @@ func DefaultDir(p *config.Profile) string {
 // Result is returned even when the run failed; the error then says why and
 // carries the exit code (ExitCode). A nil Result means nothing was written.
 func Profile(ctx context.Context, p *config.Profile, opt Options) (*Result, error) {
+	if strings.TrimSpace(p.Model) == "" && strings.TrimSpace(p.URL) != "" {
+		// No -m: the server's first model, as AIPerf takes it.
+		h := http.Header{}
+		if p.APIKey != "" {
+			h.Set("Authorization", "Bearer "+p.APIKey)
+		}
+		for _, kv := range p.Headers {
+			if k, v, ok := strings.Cut(kv, ":"); ok {
+				h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+			}
+		}
+		m, err := DiscoverModel(ctx, p.URL, h)
+		if err != nil {
+			return nil, Failf("invalid flags:\n  -m/--model not given, and the server does not name one: %v", err)
+		}
+		p.Model = m
+		if opt.Logf != nil {
+			opt.Logf("model: %s (the first /v1/models lists; give -m to choose)", m)
+		}
+	}
 	parsed, err := p.Resolve()
 	if err != nil {
 		return nil, Failf("invalid flags:\n  %s", strings.ReplaceAll(err.Error(), "\n", "\n  "))
@@ -272,6 +293,9 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 	workers := p.Workers
 	if workers == 0 {
 		workers = DefaultWorkers(plan)
+		if p.WorkersMax > 0 {
+			workers = min(workers, p.WorkersMax)
+		}
 	}
 	headers := r.parsed.Headers
 	shards := controller.Shards(plan, p, wire.ShardSpec{Knobs: ReadKnobs(os.Getenv), URL: target, URLs: manyOf(r.targets), Headers: headers, APIKey: p.APIKey, EndpointType: p.EndpointType,

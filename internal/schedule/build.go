@@ -82,7 +82,21 @@ func (b *builder) lengths() dataset.Lengths {
 
 func (b *builder) warmup(seed uint64) *Phase {
 	p := b.p
-	ph := &Phase{Name: PhaseWarmup, Seed: seed, GraceNs: seconds(p.GracePeriod), DurationNs: seconds(p.WarmupDuration)}
+	ph := &Phase{Name: PhaseWarmup, Seed: seed, GraceNs: seconds(p.GracePeriod), DurationNs: seconds(p.WarmupDuration),
+		Prefill: p.PrefillConcurrency, ConcRampNs: seconds(p.ConcurrencyRampDuration)}
+	if p.WarmupGracePeriod != nil {
+		ph.GraceNs = seconds(*p.WarmupGracePeriod)
+	}
+	if p.WarmupPrefillConcurrency > 0 {
+		ph.Prefill = p.WarmupPrefillConcurrency
+	}
+	if p.WarmupConcurrencyRampDuration > 0 {
+		ph.ConcRampNs = seconds(p.WarmupConcurrencyRampDuration)
+	}
+	pattern := p.WarmupArrivalPattern
+	if pattern == "" {
+		pattern = p.ArrivalPattern
+	}
 	rate := p.WarmupRequestRate
 	if rate == 0 {
 		rate = p.RequestRate
@@ -99,7 +113,11 @@ func (b *builder) warmup(seed uint64) *Phase {
 		if p.WarmupConcurrency == 0 && !p.ConcurrencySet {
 			ph.Ceiling = 0
 		}
-		g.arrivals = &dueSpec{a: Poisson{}, seed: seed, rate: rate, n: p.WarmupRequestCount, limit: p.WarmupDuration}
+		arr, err := NewArrival(pattern, p.ArrivalSmoothness)
+		if err != nil {
+			arr = Poisson{} // (Validate refused a bad pattern)
+		}
+		g.arrivals = &dueSpec{a: arr, seed: seed, rate: rate, n: p.WarmupRequestCount, limit: p.WarmupDuration}
 		ph.Count = g.arrivals.count()
 	} else if ph.Count == 0 {
 		ph.Cycle, ph.Count = true, p.NumDatasetEntries

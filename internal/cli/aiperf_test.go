@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/result"
+	"github.com/aiperf-action/aiperf-action/internal/sim"
+)
+
+// AIPerf's command-line forms: a positional model, no -m (the server's
+// first model), several values after one list flag, and AIPerf's other
+// names for flags, all land in the requests as AIPerf would send them.
+func TestAIPerfCommandLineForms(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT, cfg.ITL = time.Millisecond, time.Millisecond
+	url, sink := captureBodies(t, sim.New(cfg))
+	type body struct {
+		Model       string  `json:"model"`
+		Temperature float64 `json:"temperature"`
+		TopP        float64 `json:"top_p"`
+		MaxTokens   int     `json:"max_tokens"`
+	}
+	run := func(args ...string) (*result.Run, []body) {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "out")
+		res := runCLI(t, time.Minute, append(append([]string{"profile"}, args...), "--artifact-dir", dir, "--random-seed", "3")...)
+		if res.code != 0 {
+			t.Fatalf("%s: exit %d\n%s", strings.Join(args, " "), res.code, res.stderr)
+		}
+		r, err := result.Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []body
+		for _, s := range sink.take() {
+			if strings.HasSuffix(s.path, "/completions") {
+				var b body
+				json.Unmarshal([]byte(s.body), &b)
+				out = append(out, b)
+			}
+		}
+		return r, out
+	}
+
+	// `aiperf profile MODEL --url … --extra-inputs a:1 b:2`, and AIPerf's
+	// aliases of the request count, ISL and OSL.
+	r, bodies := run("my-model", "--url", url, "--extra-inputs", "temperature:0.5", "top_p:0.25", "--num-requests", "5",
+		"--prompt-input-tokens-mean", "40", "--isl-stddev", "0", "--osl", "7", "--osl-stddev", "0")
+	if r.Counts.OK != 5 || len(bodies) != 5 {
+		t.Fatalf("%d ok, %d bodies, want 5", r.Counts.OK, len(bodies))
+	}
+	for _, b := range bodies {
+		if b.Model != "my-model" || b.Temperature != 0.5 || b.TopP != 0.25 || b.MaxTokens != 7 {
+			t.Fatalf("body %+v: want model my-model, temperature 0.5, top_p 0.25, max tokens 7", b)
+		}
+	}
+	if r.Metrics["input_sequence_length"].Dist.Avg != 40 {
+		t.Errorf("ISL %v, want 40 (--prompt-input-tokens-mean)", r.Metrics["input_sequence_length"].Dist.Avg)
+	}
+
+	// No model anywhere: the one the server lists.
+	_, bodies = run("-u", url, "--request-count", "2")
+	if len(bodies) != 2 || bodies[0].Model != sim.DefaultConfig.Model {
+		t.Fatalf("discovered model: %+v, want %s", bodies, sim.DefaultConfig.Model)
+	}
+
+	// Several models, or two positionals, are refused by name.
+	for _, args := range [][]string{{"-m", "a", "b", "-u", url}, {"-m", "a,b", "-u", url}, {"a", "b", "-u", url}} {
+		res := runCLI(t, 30*time.Second, append([]string{"profile"}, args...)...)
+		if res.code != ExitError || !(strings.Contains(res.stderr, "several models") || strings.Contains(res.stderr, "unexpected argument")) {
+			t.Errorf("%v: exit %d\n%s", args, res.code, res.stderr)
+		}
+	}
+}
+
+// --no-fixed-schedule sends a trace's lengths at --concurrency instead of
+// on its timestamps, as AIPerf's does.
+func TestNoFixedSchedule(t *testing.T) {
+	_, url := startSim(t, time.Millisecond, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--input-file", "testdata/traces/mooncake.jsonl",
+		"--custom-dataset-type", "mooncake_trace", "--isl-block-size", "32", "--no-fixed-schedule", "--concurrency", "2",
+		"--request-count", "4", "--random-seed", "1", "--output-artifact-dir", dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	r, err := result.Read(dir)
+	if err != nil || r.Load.FixedSchedule || r.Load.Concurrency != 2 || r.Counts.OK != 4 {
+		t.Fatalf("%v: fixed schedule %v, concurrency %d, %d ok: want a closed loop of 2", err, r.Load.FixedSchedule, r.Load.Concurrency, r.Counts.OK)
+	}
+	// The trace's lengths are still its own (80, 96, 64 … tokens).
+	if isl := r.Metrics["input_sequence_length"].Dist; isl.Min < 64 || isl.Max > 128 {
+		t.Errorf("ISL %v..%v: not the trace's", isl.Min, isl.Max)
+	}
+	res = runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--input-file", "testdata/traces/mooncake.jsonl",
+		"--custom-dataset-type", "mooncake_trace", "--fixed-schedule", "--no-fixed-schedule")
+	if res.code != ExitError || !strings.Contains(res.stderr, "--fixed-schedule and --no-fixed-schedule") {
+		t.Fatalf("both: exit %d\n%s", res.code, res.stderr)
+	}
+}
