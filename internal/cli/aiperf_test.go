@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/sim"
+	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
 // AIPerf's command-line forms: a positional model, no -m (the server's
@@ -100,5 +102,54 @@ func TestNoFixedSchedule(t *testing.T) {
 		"--custom-dataset-type", "mooncake_trace", "--fixed-schedule", "--no-fixed-schedule")
 	if res.code != ExitError || !strings.Contains(res.stderr, "--fixed-schedule and --no-fixed-schedule") {
 		t.Fatalf("both: exit %d\n%s", res.code, res.stderr)
+	}
+}
+
+// --system-prompt-file's text is the system message of every request, its
+// tokens counted in each request's ISL, as AIPerf sends it; an endpoint
+// with no system message refuses it.
+func TestSystemPrompt(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT, cfg.ITL = time.Millisecond, time.Millisecond
+	url, sink := captureBodies(t, sim.New(cfg))
+	file := filepath.Join(t.TempDir(), "prod_system.txt")
+	const text = "You are a terse assistant. Answer in one sentence."
+	if err := os.WriteFile(file, []byte(text+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	res := runCLI(t, time.Minute, "profile", "-m", "m", "-u", url, "--system-prompt-file", file, "--isl", "30", "--isl-stddev", "0",
+		"--osl", "3", "--request-count", "3", "--artifact-dir", dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	r, err := result.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := tokenizer.Builtin().Count(text)
+	if got := r.Metrics["input_sequence_length"].Dist.Avg; got != float64(30+n) {
+		t.Errorf("ISL %v, want 30 + the system prompt's %d", got, n)
+	}
+	bodies := 0
+	for _, s := range sink.take() {
+		if !strings.HasSuffix(s.path, "/chat/completions") {
+			continue
+		}
+		var b struct {
+			Messages []struct{ Role, Content string }
+		}
+		json.Unmarshal([]byte(s.body), &b)
+		if len(b.Messages) != 2 || b.Messages[0].Role != "system" || b.Messages[0].Content != text {
+			t.Fatalf("messages %+v: want the system prompt first", b.Messages)
+		}
+		bodies++
+	}
+	if bodies != 3 {
+		t.Fatalf("%d chat bodies, want 3", bodies)
+	}
+	res = runCLI(t, 30*time.Second, "profile", "-m", "m", "-u", url, "--endpoint-type", "completions", "--system-prompt", "x")
+	if res.code != ExitError || !strings.Contains(res.stderr, "--system-prompt: --endpoint-type completions sends no system message") {
+		t.Fatalf("completions: exit %d\n%s", res.code, res.stderr)
 	}
 }

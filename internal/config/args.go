@@ -124,6 +124,9 @@ func (p *Profile) bindAIPerf(fs *pflag.FlagSet) {
 	alias("Load generator", strAlias(&p.ArrivalPattern), "arrival-pattern", "request-rate-mode")
 	alias("Load generator", floatAlias(&p.ArrivalSmoothness), "arrival-smoothness", "vllm-burstiness")
 	alias("Load generator", intAlias(&p.WarmupRequestCount), "warmup-request-count", "num-warmup-requests")
+	// Two names AIPerf's tutorials write that its reference does not list.
+	alias("Load generator", floatAlias(&p.BenchmarkDuration), "benchmark-duration", "duration")
+	alias("Output", strAlias(&p.ArtifactDir), "artifact-dir", "output-dir")
 
 	own := func(group, name string) { fs.SetAnnotation(name, GroupAnnotation, []string{group}) }
 	fs.StringVar(&p.WarmupArrivalPattern, "warmup-arrival-pattern", p.WarmupArrivalPattern, "the warmup's arrival pattern (default --arrival-pattern)")

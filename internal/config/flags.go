@@ -37,6 +37,8 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&p.SeqDist, "seq-dist", p.SeqDist, "alias of --sequence-distribution")
 	fs.IntVar(&p.NumPrefixPrompts, "num-prefix-prompts", p.NumPrefixPrompts, "a pool of this many prefix prompts; each request starts with one, chosen by the seed (with --prefix-prompt-length)")
 	fs.IntVar(&p.PrefixPromptLength, "prefix-prompt-length", p.PrefixPromptLength, "tokens in each prefix prompt (added to the prompt's length)")
+	fs.StringVar(&p.SystemPrompt, "system-prompt", p.SystemPrompt, "this text as the system message of every request (chat, responses, messages, chat_embeddings), before a file's or the synthetic prompts")
+	fs.StringVar(&p.SystemPromptFile, "system-prompt-file", p.SystemPromptFile, "--system-prompt read from this file once, at the start")
 	fs.IntVar(&p.SharedSystemPromptLength, "shared-system-prompt-length", p.SharedSystemPromptLength, "one system prompt of this many tokens before every request (chat: a system message)")
 	fs.StringArrayVar(&p.ExtraInputs, "extra-inputs", p.ExtraInputs, "key:value added to every request body; JSON values kept as JSON (repeatable)")
 	fs.StringArrayVarP(&p.Headers, "header", "H", p.Headers, "\"Name: value\" HTTP header (repeatable)")
@@ -157,7 +159,7 @@ var groupOrder = []string{"Endpoint", "Input", "Tokenizer", "Load generator", "O
 var flagGroups = map[string][]string{
 	"Endpoint": {"model", "model-names", "url", "url-strategy", "endpoint", "custom-endpoint", "endpoint-type", "request-template", "response-field", "streaming", "header", "api-key", "request-timeout-seconds"},
 	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev", "sequence-distribution", "seq-dist",
-		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length", "user-context-prompt-length",
+		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length", "system-prompt", "system-prompt-file", "user-context-prompt-length",
 		"audio-length-mean", "audio-length-stddev", "audio-format", "audio-sample-rates", "audio-depths", "audio-num-channels", "audio-batch-size", "batch-size-audio",
 		"image-width-mean", "image-width-stddev", "image-height-mean", "image-height-stddev", "image-format", "image-batch-size", "batch-size-image",
 		"rankings-passages-mean", "rankings-passages-stddev", "rankings-passages-prompt-token-mean", "rankings-passages-prompt-token-stddev",
@@ -190,6 +192,14 @@ func (p *Profile) NoteSet(fs *pflag.FlagSet) {
 	p.SeedSet = p.SeedSet || fs.Changed("random-seed")
 	p.ConcurrencySet = fs.Changed("concurrency")
 	p.RequestCountSet = fs.Changed("request-count") || fs.Changed("num-requests")
+	if p.CustomDatasetType == RandomPool && p.ConversationNum > 0 && p.ConversationTurnMean <= 1 {
+		// AIPerf's --num-conversations N with a random_pool file draws N
+		// one-turn requests from the pool (a pool has no sessions).
+		if !p.RequestCountSet {
+			p.RequestCount, p.RequestCountSet = p.ConversationNum, true
+		}
+		p.ConversationNum = 0
+	}
 }
 
 // urlList is --url, repeatable: the first is Profile.URL, the others

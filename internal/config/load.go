@@ -152,6 +152,10 @@ func (p *Profile) checkDataset(bad badf) {
 		bad("--num-prefix-prompts, --prefix-prompt-length and --shared-system-prompt-length must not be negative")
 	case (p.NumPrefixPrompts > 0) != (p.PrefixPromptLength > 0):
 		bad("--num-prefix-prompts and --prefix-prompt-length go together (a pool of N prefixes of L tokens)")
+	case p.SystemPrompt != "" && (p.SharedSystemPromptLength > 0 || p.NumPrefixPrompts > 0 || p.PrefixPromptLength > 0):
+		bad("--system-prompt with --shared-system-prompt-length or --num-prefix-prompts/--prefix-prompt-length: they fill the same place; give one (as AIPerf refuses)")
+	case p.SystemPrompt != "" && (p.CustomDatasetType == RawPayload || p.CustomDatasetType == InputsJSON):
+		bad("--system-prompt with --custom-dataset-type %s: its payloads are sent as they are, so the system prompt would not be", p.CustomDatasetType)
 	case (p.NumPrefixPrompts > 0 || p.SharedSystemPromptLength > 0) && p.InputFile != "":
 		bad("--num-prefix-prompts and --shared-system-prompt-length shape synthetic prompts, not an --input-file's")
 	case p.PrefixPromptLength > dataset.MaxInputLength || p.SharedSystemPromptLength > dataset.MaxInputLength:
@@ -193,8 +197,10 @@ func (p *Profile) checkSessions(bad badf) {
 		}
 		if (p.UserCentricRate > 0) != (p.NumUsers > 0) || p.UserCentricRate < 0 || math.IsNaN(p.UserCentricRate) || math.IsInf(p.UserCentricRate, 0) || p.NumUsers < 0 {
 			bad("--user-centric-rate and --num-users go together: a positive rate (requests/s over all users) and a user count")
-		} else if p.UserCentricRate > 0 && p.ConcurrencySet {
-			bad("--user-centric-rate with --concurrency: the users are the concurrency (give --num-users)")
+		} else if p.UserCentricRate > 0 && p.ConcurrencySet && p.Concurrency < p.NumUsers {
+			// Each user has one turn in flight at most, so a cap of at
+			// least --num-users (AIPerf's advice) changes nothing.
+			bad("--user-centric-rate with --concurrency %d below --num-users %d: each user holds one slot, so the cap would hold users back (give at least --num-users)", p.Concurrency, p.NumUsers)
 		}
 		if p.UserContextPromptLength > 0 && weka {
 			bad("--user-context-prompt-length with weka_trace: a trace's calls carry their own context in their hash ids (each call is sent whole)")

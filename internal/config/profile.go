@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/aiperf-action/aiperf-action/internal/dataset"
@@ -171,6 +172,8 @@ type Synthetic struct {
 	NumPrefixPrompts         int       `json:"num_prefix_prompts"`          // --num-prefix-prompts: a pool of this many prefixes, one before each prompt
 	PrefixPromptLength       int       `json:"prefix_prompt_length"`        // --prefix-prompt-length: tokens in each prefix
 	SharedSystemPromptLength int       `json:"shared_system_prompt_length"` // --shared-system-prompt-length: one system prompt of this many tokens for every request
+	SystemPrompt             string    `json:"system_prompt,omitempty"`     // --system-prompt, or --system-prompt-file's text: the system message of every request
+	SystemPromptFile         string    `json:"-"`                           // --system-prompt-file (read into SystemPrompt by Resolve)
 	ISLMean                  int       `json:"isl_mean"`                    // --synthetic-input-tokens-mean / --isl
 	ISLStddev                float64   `json:"isl_stddev"`                  // --synthetic-input-tokens-stddev
 	OSLMean                  int       `json:"osl_mean"`                    // --output-tokens-mean / --osl; 0 leaves max_tokens unset
@@ -331,6 +334,16 @@ func (p *Profile) Ceiling() int {
 	return p.Concurrency
 }
 
+// hasExtraKey reports whether an --extra-inputs item sets key.
+func hasExtraKey(items []string, key string) bool {
+	for _, it := range items {
+		if k, _, ok := strings.Cut(it, ":"); ok && strings.TrimSpace(k) == key {
+			return true
+		}
+	}
+	return false
+}
+
 // Resolved is what Resolve parsed of a profile, once: a run reads these,
 // not the flags' text again.
 type Resolved struct {
@@ -363,14 +376,30 @@ func (p *Profile) Resolve() (*Resolved, error) {
 	if p.URLStrategy != "" && p.URLStrategy != "round_robin" {
 		bad("--url-strategy %q: want round_robin", p.URLStrategy)
 	}
+	if p.SystemPromptFile != "" {
+		if p.SystemPrompt != "" {
+			bad("--system-prompt and --system-prompt-file: give one")
+		} else if b, err := os.ReadFile(p.SystemPromptFile); err != nil {
+			bad("--system-prompt-file: %v", err)
+		} else if p.SystemPrompt = strings.TrimSpace(string(b)); p.SystemPrompt == "" {
+			bad("--system-prompt-file %s: the file is empty", p.SystemPromptFile)
+		}
+		p.SystemPromptFile = "" // (its text is the profile's now, for the workers and the hash)
+	}
 	if t, err := endpoint.Lookup(p.EndpointType); err != nil {
 		bad("--endpoint-type: %v", err)
 	} else {
+		if p.SystemPrompt != "" && !slices.Contains([]string{"chat", "responses", "messages", "chat_embeddings"}, t.Name) {
+			bad("--system-prompt: --endpoint-type %s sends no system message (chat, responses, messages and chat_embeddings do)", t.Name)
+		}
 		p.EndpointType = t.Name // an alias is its type, in the plan and its hash
 		if (t.Traits.NonToken() || t.Traits.WholeOnly) && p.Streaming {
 			bad("--streaming: --endpoint-type %s answers whole (its API does not stream)", t.Name)
 		}
 		if t.Name == endpoint.TypeTemplate {
+			if hasExtraKey(p.ExtraInputs, "payload_template") {
+				bad("--extra-inputs payload_template: AIPerf's Jinja2 payload templates are not read here; give the body as --request-template, a Go template over .Model .Prompt .System .MaxTokens .Stream with json (AIPerf's {{ text|tojson }} is {{json .Prompt}}), with --endpoint and --response-field")
+			}
 			if file, ok := strings.CutPrefix(p.RequestTemplate, "@"); ok {
 				if b, err := os.ReadFile(file); err != nil {
 					bad("--request-template: %v", err)

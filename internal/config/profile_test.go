@@ -206,3 +206,50 @@ func TestMultiTurnRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// AIPerf's forms with a meaning of their own here: --concurrency next to
+// --user-centric-rate is a cap that binds only below --num-users;
+// --num-conversations with a random_pool file is its request count; a
+// Jinja2 payload_template is refused by name.
+func TestAIPerfFormsWithTheirMeaning(t *testing.T) {
+	t.Parallel()
+	p := DefaultProfile
+	p.Model, p.URL, p.UserCentricRate, p.NumUsers, p.ConversationTurnMean = "m", "127.0.0.1:1", 1, 15, 4
+	p.Concurrency, p.ConcurrencySet = 15, true
+	if err := p.Validate(); err != nil || p.Ceiling() != 15 {
+		t.Fatalf("--concurrency 15 --num-users 15: %v, ceiling %d", err, p.Ceiling())
+	}
+	p.Concurrency = 14
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "--concurrency 14 below --num-users 15") {
+		t.Errorf("--concurrency 14 --num-users 15: %v", err)
+	}
+
+	parse := func(args ...string) Profile {
+		t.Helper()
+		p := DefaultProfile
+		fs := pflag.NewFlagSet("profile", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		p.Bind(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		p.NoteSet(fs)
+		return p
+	}
+	if p := parse("--custom-dataset-type", "random_pool", "--num-conversations", "50"); p.RequestCount != 50 || p.ConversationNum != 0 || p.MultiTurn() {
+		t.Errorf("random_pool --num-conversations 50: %d requests, %d conversations", p.RequestCount, p.ConversationNum)
+	}
+	if p := parse("--custom-dataset-type", "random_pool", "--num-conversations", "50", "--request-count", "7"); p.RequestCount != 7 {
+		t.Errorf("--request-count 7 given: %d requests", p.RequestCount)
+	}
+	if p := parse("--num-conversations", "5"); p.ConversationNum != 5 {
+		t.Errorf("synthetic --num-conversations 5: %d conversations", p.ConversationNum)
+	}
+
+	p = DefaultProfile
+	p.Model, p.URL, p.EndpointType, p.Endpoint = "m", "127.0.0.1:1", "template", "/x"
+	p.ExtraInputs = []string{`payload_template:{"text": {{ text|tojson }}}`}
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "--extra-inputs payload_template: AIPerf's Jinja2 payload templates are not read here") {
+		t.Errorf("payload_template: %v", err)
+	}
+}

@@ -27,6 +27,7 @@ type builder struct {
 	rankings   bool // a rankings endpoint: each request a query and passages
 	imagesOnly bool // an image_retrieval endpoint: each request its images, no text
 	audioOnly  bool // an audio_transcription endpoint: each request a clip, no text
+	systemISL  int  // the tokens of --system-prompt (0: none)
 }
 
 // Build makes the plan for p with seed. It decides every phase's shape and
@@ -52,6 +53,9 @@ func Build(p *config.Profile, seed uint64) (*Plan, error) {
 	}
 	tr := endpoint.TraitsOf(kind)
 	b := &builder{p: p, kind: kind, traits: tr, extra: extra, mix: mix, tok: tok, rankings: tr.Ranking, imagesOnly: tr.ImageRetrieval, audioOnly: tr.AudioTranscription}
+	if p.SystemPrompt != "" {
+		b.systemISL = tok.Count(p.SystemPrompt)
+	}
 	plan := &Plan{Seed: seed, Tokenizer: tok}
 	if p.WarmupRequestCount > 0 || p.WarmupDuration > 0 {
 		// Warmup draws from its own seed, so adding a warmup never changes
@@ -166,6 +170,13 @@ func (g *gen) openInput(p *config.Profile, seed uint64) (string, error) {
 		return "", err
 	}
 	g.index, g.convs, g.pools = src.Index, src.Sessions, src.Pools
+	if p.SystemPrompt != "" && g.convs != nil {
+		for j, m := range g.convs.Lines {
+			if m.HasSystem {
+				return "", fmt.Errorf("%s line %d: --system-prompt with a conversation's own system turn: AIPerf joins the two into one message; not supported here yet (leave one out)", p.InputFile, j+1)
+			}
+		}
+	}
 	if err := g.b.check(src); err != nil {
 		return "", err
 	}

@@ -125,6 +125,13 @@ func (g *gen) finish(pr *prompt, i int) {
 		pr.Text, pr.ISL, pr.MaxTokens, pr.own = "", 0, 0, "" // (its media alone)
 		return
 	}
+	if n := b.systemISL; n > 0 {
+		// --system-prompt: the system message of every request (and of
+		// every turn, so counted in each turn's tokens before its own).
+		pr.System = b.p.SystemPrompt
+		pr.ISL += n
+		pr.SystemISL += n
+	}
 	raw := g.index != nil && g.index.Raw()
 	if pr.MaxTokens == 0 && !g.synthetic && b.p.OSLMean > 0 && !raw {
 		pr.MaxTokens = drawOSL(b.p, seeds.Draw(g.oslRoot, uint64(i)))

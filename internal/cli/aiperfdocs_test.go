@@ -1,0 +1,297 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// docCommand is one `aiperf profile` command line from AIPerf's docs.
+type docCommand struct {
+	line   int    // in commands.txt
+	source string // docs file and commit
+	needs  string // why it is not run here ("" runs)
+	cwd    string // the folder under files/ it runs in ("" the top)
+	args   []string
+}
+
+// readDocCommands reads testdata/aiperf-docs/commands.txt.
+func readDocCommands(t *testing.T) []docCommand {
+	t.Helper()
+	f, err := os.Open("testdata/aiperf-docs/commands.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []docCommand
+	var source, needs, cwd string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case strings.HasPrefix(line, "# source:"):
+			source, needs = strings.TrimSpace(strings.TrimPrefix(line, "# source:")), ""
+		case strings.HasPrefix(line, "# needs:"):
+			needs = strings.TrimSpace(strings.TrimPrefix(line, "# needs:"))
+		case strings.HasPrefix(line, "# cwd:"):
+			cwd = strings.TrimSpace(strings.TrimPrefix(line, "# cwd:"))
+		case line == "" || strings.HasPrefix(line, "#"):
+		default:
+			words, err := shellWords(line)
+			if err != nil {
+				t.Fatalf("commands.txt:%d: %v", n, err)
+			}
+			if len(words) < 2 || words[0] != "aiperf" || words[1] != "profile" {
+				t.Fatalf("commands.txt:%d: not an `aiperf profile` command", n)
+			}
+			if source == "" {
+				t.Fatalf("commands.txt:%d: no `# source:` line above it", n)
+			}
+			out = append(out, docCommand{n, source, needs, cwd, words[2:]})
+			needs, cwd = "", ""
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// shellWords splits a command line as a POSIX shell would for the forms
+// the docs use: blanks, single and double quotes, backslash escapes.
+func shellWords(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	in, quote := false, byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			} else {
+				cur.WriteByte(c)
+			}
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			} else if c == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+				i++
+				cur.WriteByte(s[i])
+			} else {
+				cur.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			quote, in = c, true
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+			in = true
+		case c == ' ' || c == '\t':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteByte(c)
+			in = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("unclosed %c quote", quote)
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+// docCaps bounds a documented command's size so that the corpus runs in
+// CI's minutes: each named flag's value is cut to at most this much. The
+// command's shape (its flags, modes and lengths) is kept.
+var docCaps = map[string]float64{
+	"request-count": 6, "num-requests": 6, "num-prompts": 6,
+	"benchmark-duration": 1.5, "duration": 1.5,
+	"warmup-request-count": 2, "num-warmup-requests": 2, "warmup-duration": 0.5, "num-warmup-sessions": 1,
+	"warmup-grace-period": 1, "benchmark-grace-period": 2,
+	"concurrency-ramp-duration": 0.5, "request-rate-ramp-duration": 0.5, "prefill-concurrency-ramp-duration": 0.5,
+	"warmup-concurrency-ramp-duration": 0.3, "warmup-request-rate-ramp-duration": 0.3, "warmup-prefill-concurrency-ramp-duration": 0.3,
+	"conversation-num": 4, "num-conversations": 4, "num-sessions": 4, "num-dataset-entries": 8,
+	"request-timeout-seconds": 30,
+	"conversation-turn-delay-mean": 50, "conversation-turn-delay-stddev": 20,
+	"session-turn-delay-mean": 50, "session-turn-delay-stddev": 20,
+}
+
+// docURLFlags take a server address: each of their values becomes the
+// simulator's, its path kept (a template's /custom-endpoint, /metrics).
+var docURLFlags = map[string]bool{"url": true, "u": true, "server-metrics": true, "server-metrics-url": true}
+
+// simAddress is u with its scheme and host the simulator's.
+func simAddress(u, simURL string) string {
+	if _, rest, ok := strings.Cut(u, "://"); ok {
+		u = rest
+	}
+	if i := strings.IndexByte(u, '/'); i >= 0 {
+		return simURL + u[i:]
+	}
+	return simURL
+}
+
+// docDirFlags name an output folder: each lands under the test's folder.
+var docDirFlags = map[string]bool{"output-dir": true, "artifact-dir": true, "output-artifact-dir": true}
+
+// adaptDocCommand points a documented command at the simulator and caps
+// its size (docCaps). Flags that take a value are told apart from
+// switches by the word after them.
+func adaptDocCommand(args []string, simURL, dir string) []string {
+	out := make([]string, 0, len(args)+4)
+	hasDir, hasURL := false, false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, inline := "", "", false
+		if strings.HasPrefix(a, "-") {
+			name = strings.TrimLeft(a, "-")
+			if k := strings.IndexByte(name, '='); k >= 0 {
+				name, val, inline = name[:k], name[k+1:], true
+			}
+		}
+		values := func() []string { // the value words after a flag
+			if inline {
+				return []string{val}
+			}
+			var vs []string
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				vs = append(vs, args[i])
+			}
+			return vs
+		}
+		switch {
+		case name == "":
+			out = append(out, a)
+		case docURLFlags[name]:
+			vs := values()
+			hasURL = hasURL || name == "url" || name == "u"
+			out = append(out, "--"+name)
+			for _, v := range vs {
+				out = append(out, simAddress(v, simURL))
+			}
+		case docDirFlags[name]:
+			hasDir = true
+			vs := values()
+			out = append(out, "--"+name)
+			for _, v := range vs {
+				out = append(out, filepath.Join(dir, filepath.Base(v)))
+			}
+		case docCaps[name] > 0:
+			vs := values()
+			out = append(out, "--"+name)
+			for _, v := range vs {
+				if f, err := strconv.ParseFloat(v, 64); err == nil && f > docCaps[name] {
+					v = strconv.FormatFloat(docCaps[name], 'f', -1, 64)
+				}
+				out = append(out, v)
+			}
+		default:
+			out = append(out, a)
+		}
+	}
+	if !hasURL { // AIPerf's default, localhost:8000, is where the simulator stands in
+		out = append(out, "--url", simURL)
+	}
+	if !hasDir {
+		out = append(out, "--artifact-dir", filepath.Join(dir, "artifacts"))
+	}
+	return out
+}
+
+// docFloor is the number of the corpus's commands that must run: the count
+// measured when it was last raised. A change that breaks one fails here.
+const docFloor = 79
+
+// AIPerf's own documented command lines (testdata/aiperf-docs) run against
+// the simulator as a user would paste them, each with its server address
+// pointed at the simulator and its size capped (docCaps). A command this
+// project cannot honour must be refused before any load with an error that
+// names the flag; none may crash or pass silently. The table of what ran
+// and why the rest did not is the test's log (-v).
+func TestAIPerfDocsCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the docs corpus runs every documented command; not in -short")
+	}
+	cmds := readDocCommands(t)
+	_, url := startSim(t, time.Millisecond, 200*time.Microsecond)
+	// The files the docs have a user make or bring (a trace, a dataset)
+	// are in testdata/aiperf-docs/files; relative paths resolve there.
+	work := t.TempDir()
+	if err := os.CopyFS(work, os.DirFS("testdata/aiperf-docs/files")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(work)
+	ran, refused, needs := 0, map[string][]int{}, 0
+	for _, c := range cmds {
+		if c.needs != "" {
+			needs++
+			t.Logf("commands.txt:%d NEEDS %s", c.line, c.needs)
+			continue
+		}
+		dir := t.TempDir()
+		args := append([]string{"profile"}, adaptDocCommand(c.args, url, dir)...)
+		if err := os.Chdir(filepath.Join(work, c.cwd)); err != nil {
+			t.Fatalf("commands.txt:%d: # cwd: %v", c.line, err)
+		}
+		res := runCLI(t, 2*time.Minute, args...)
+		switch res.code {
+		case 0:
+			ran++
+			t.Logf("commands.txt:%d RAN", c.line)
+		case ExitError:
+			why := firstLine(res.stderr)
+			refused[why] = append(refused[why], c.line)
+			t.Logf("commands.txt:%d REFUSED %s", c.line, why)
+		default:
+			t.Errorf("commands.txt:%d (%s): exit %d, want 0 or a refusal (%d)\n%s\n%s", c.line, c.source, res.code, ExitError,
+				strings.Join(args, " "), res.stderr)
+		}
+	}
+	var whys []string
+	for w := range refused {
+		whys = append(whys, w)
+	}
+	sort.Slice(whys, func(i, j int) bool { return len(refused[whys[i]]) > len(refused[whys[j]]) })
+	for _, w := range whys {
+		t.Logf("%3d refused: %s (lines %v)", len(refused[w]), w, refused[w])
+	}
+	runnable := len(cmds) - needs
+	t.Logf("AIPerf docs corpus: %d commands, %d need a GPU or an outside service; %d of %d others ran (%.0f%%)",
+		len(cmds), needs, ran, runnable, 100*float64(ran)/float64(max(runnable, 1)))
+	if ran < docFloor {
+		t.Errorf("%d of the corpus's commands ran, fewer than the %d that ran when docFloor was set", ran, docFloor)
+	}
+}
+
+// firstLine is the first line a refused run printed, its error, with the
+// line after it when it ends in a colon.
+func firstLine(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+			if !strings.HasSuffix(l, ":") || len(out) == 2 {
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return "(no message)"
+	}
+	return strings.Join(out, " ")
+}
