@@ -125,7 +125,7 @@ var docCaps = map[string]float64{
 	"concurrency-ramp-duration": 0.5, "request-rate-ramp-duration": 0.5, "prefill-concurrency-ramp-duration": 0.5,
 	"warmup-concurrency-ramp-duration": 0.3, "warmup-request-rate-ramp-duration": 0.3, "warmup-prefill-concurrency-ramp-duration": 0.3,
 	"conversation-num": 4, "num-conversations": 4, "num-sessions": 4, "num-dataset-entries": 8,
-	"request-timeout-seconds": 30,
+	"request-timeout-seconds":      30,
 	"conversation-turn-delay-mean": 50, "conversation-turn-delay-stddev": 20,
 	"session-turn-delay-mean": 50, "session-turn-delay-stddev": 20,
 }
