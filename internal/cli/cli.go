@@ -120,11 +120,12 @@ type help struct {
 }
 
 var helps = map[string]help{
-	"profile": {"aiperf-action profile -m MODEL -u URL [flags]",
-		"Runs one seeded load profile against an OpenAI-compatible server, from worker processes that time every request on their own clocks, and writes run.json (AIPerf's metrics, with HdrHistograms and per-window data), records.jsonl, inputs.json and AIPerf's profile_export files. The flags are AIPerf's. The same seed and flags send the same requests at the same offsets.",
+	"profile": {"aiperf-action profile [MODEL] [-m MODEL] [-u URL] [flags]",
+		"Runs one seeded load profile against an OpenAI-compatible server, from worker processes that time every request on their own clocks, and writes run.json (AIPerf's metrics, with HdrHistograms and per-window data), records.jsonl, inputs.json and AIPerf's profile_export files. The flags are AIPerf's, in its forms: the model as -m or one positional word (with neither, the server's first at /v1/models), -u default http://localhost:8000, several values after a list flag. The same seed and flags send the same requests at the same offsets.",
 		[]string{
 			"aiperf-action profile -m Qwen/Qwen3-0.6B -u http://127.0.0.1:8000 --streaming --concurrency 32 --request-count 2000 --isl 512 --osl 128",
 			"aiperf-action profile -m m -u http://127.0.0.1:8000 --streaming --request-rate 20 --benchmark-duration 60 --random-seed 7",
+			"aiperf-action profile Qwen/Qwen3-0.6B --streaming --extra-inputs temperature:0 ignore_eos:true --num-requests 100",
 		}},
 	"compare": {"aiperf-action compare [flags] BASELINE CANDIDATE  |  --baseline P ... --candidate P ...",
 		"Compares candidate runs with baseline runs, statistic by statistic (run-level replication, order-statistic intervals within runs, Hommel across metrics), and says PASS, FAIL or INCONCLUSIVE with each change's interval and the smallest worsening it can detect. A path is a run folder, a run.json, a folder of run folders, or the baseline folder the gate writes (its root, a scenario's folder or a profile's).",
