@@ -168,16 +168,16 @@ type Synthetic struct {
 	AudioDepths              []int     `json:"audio_depths"`       // bits
 	AudioChannels            int       `json:"audio_channels"`
 	AudioBatchSize           int       `json:"audio_batch_size"`
-	SeqDist                  string    `json:"seq_dist"`                    // --sequence-distribution / --seq-dist: "isl[|std],osl[|std]:weight;..."
-	NumPrefixPrompts         int       `json:"num_prefix_prompts"`          // --num-prefix-prompts: a pool of this many prefixes, one before each prompt
-	PrefixPromptLength       int       `json:"prefix_prompt_length"`        // --prefix-prompt-length: tokens in each prefix
-	SharedSystemPromptLength int       `json:"shared_system_prompt_length"` // --shared-system-prompt-length: one system prompt of this many tokens for every request
-	SystemPrompt             string    `json:"system_prompt,omitempty"`     // --system-prompt, or --system-prompt-file's text: the system message of every request
-	SystemPromptFile         string    `json:"-"`                           // --system-prompt-file (read into SystemPrompt by Resolve)
-	ISLMean                  int       `json:"isl_mean"`                    // --synthetic-input-tokens-mean / --isl
-	ISLStddev                float64   `json:"isl_stddev"`                  // --synthetic-input-tokens-stddev
-	OSLMean                  int       `json:"osl_mean"`                    // --output-tokens-mean / --osl; 0 leaves max_tokens unset
-	OSLStddev                float64   `json:"osl_stddev"`                  // --output-tokens-stddev
+	SeqDist                  string    `json:"seq_dist"`                     // --sequence-distribution / --seq-dist: "isl[|std],osl[|std]:weight;..."
+	NumPrefixPrompts         int       `json:"num_prefix_prompts"`           // --num-prefix-prompts: a pool of this many prefixes, one before each prompt
+	PrefixPromptLength       int       `json:"prefix_prompt_length"`         // --prefix-prompt-length: tokens in each prefix
+	SharedSystemPromptLength int       `json:"shared_system_prompt_length"`  // --shared-system-prompt-length: one system prompt of this many tokens for every request
+	SystemPrompt             string    `json:"system_prompt,omitempty"`      // --system-prompt, or --system-prompt-file's text: the system message of every request
+	SystemPromptFile         string    `json:"system_prompt_file,omitempty"` // --system-prompt-file (read into SystemPrompt, and cleared, by Resolve)
+	ISLMean                  int       `json:"isl_mean"`                     // --synthetic-input-tokens-mean / --isl
+	ISLStddev                float64   `json:"isl_stddev"`                   // --synthetic-input-tokens-stddev
+	OSLMean                  int       `json:"osl_mean"`                     // --output-tokens-mean / --osl; 0 leaves max_tokens unset
+	OSLStddev                float64   `json:"osl_stddev"`                   // --output-tokens-stddev
 }
 
 // Tokens is how lengths are counted.
