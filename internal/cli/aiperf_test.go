@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/sim"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
@@ -151,5 +152,53 @@ func TestSystemPrompt(t *testing.T) {
 	res = runCLI(t, 30*time.Second, "profile", "-m", "m", "-u", url, "--endpoint-type", "completions", "--system-prompt", "x")
 	if res.code != ExitError || !strings.Contains(res.stderr, "--system-prompt: --endpoint-type completions sends no system message") {
 		t.Fatalf("completions: exit %d\n%s", res.code, res.stderr)
+	}
+}
+
+// --prefill-concurrency-ramp-duration: the prefill limit rises from 1 to
+// --prefill-concurrency, one slot more at even steps, across both workers'
+// shares. Before the second slot opens (ramp/(limit−1) = 0.3 s) no two
+// requests are in prefill at once; the control without the ramp has all 4
+// there at the start (the simulator's TTFT, 300 ms, holds them).
+func TestPrefillConcurrencyRamp(t *testing.T) {
+	_, url := startSim(t, 300*time.Millisecond, time.Millisecond)
+	run := func(extra ...string) []record.Record {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "out")
+		args := append([]string{"profile", "-m", "m", "-u", url, "--streaming", "--concurrency", "8", "--prefill-concurrency", "4",
+			"--request-count", "8", "--osl", "2", "--workers", "2", "--artifact-dir", dir}, extra...)
+		if res := runCLI(t, time.Minute, args...); res.code != 0 {
+			t.Fatalf("exit %d\n%s", res.code, res.stderr)
+		}
+		return readRecords(t, dir)
+	}
+	// inPrefill is the most requests between their send and first token at
+	// one time, among those sent before `before` (ns from the start).
+	inPrefill := func(recs []record.Record, before int64) int {
+		most := 0
+		for _, a := range recs {
+			if a.Sent >= before {
+				continue
+			}
+			n := 0
+			for _, b := range recs {
+				if b.Sent <= a.Sent && a.Sent < b.FirstToken {
+					n++
+				}
+			}
+			most = max(most, n)
+		}
+		return most
+	}
+	all := int64(time.Hour)
+	ramped := run("--prefill-concurrency-ramp-duration", "0.9")
+	if n := inPrefill(ramped, int64(300*time.Millisecond)); n != 1 {
+		t.Errorf("ramped: %d requests in prefill at once before the second slot opens, want 1", n)
+	}
+	if n := inPrefill(ramped, all); n > 4 {
+		t.Errorf("ramped: %d in prefill at once, more than --prefill-concurrency 4", n)
+	}
+	if n := inPrefill(run(), int64(100*time.Millisecond)); n != 4 {
+		t.Errorf("control: %d in prefill at once at the start, want 4", n)
 	}
 }

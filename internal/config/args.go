@@ -132,10 +132,14 @@ func (p *Profile) bindAIPerf(fs *pflag.FlagSet) {
 	fs.StringVar(&p.WarmupArrivalPattern, "warmup-arrival-pattern", p.WarmupArrivalPattern, "the warmup's arrival pattern (default --arrival-pattern)")
 	fs.IntVar(&p.WarmupPrefillConcurrency, "warmup-prefill-concurrency", p.WarmupPrefillConcurrency, "the warmup's --prefill-concurrency (default --prefill-concurrency)")
 	fs.Float64Var(&p.WarmupConcurrencyRampDuration, "warmup-concurrency-ramp-duration", p.WarmupConcurrencyRampDuration, "seconds over which the warmup's concurrency rises from 1 (default --concurrency-ramp-duration)")
+	fs.Float64Var(&p.PrefillRampDuration, "prefill-concurrency-ramp-duration", p.PrefillRampDuration, "seconds over which the --prefill-concurrency limit rises from 1, one more at even steps (AIPerf's)")
+	fs.Float64Var(&p.WarmupPrefillRampDuration, "warmup-prefill-concurrency-ramp-duration", p.WarmupPrefillRampDuration, "the warmup's --prefill-concurrency-ramp-duration (default the profiling one)")
+	fs.Float64Var(&p.WarmupRateRampDuration, "warmup-request-rate-ramp-duration", p.WarmupRateRampDuration, "the warmup's --request-rate-ramp-duration (default the profiling one)")
 	fs.Var(&optFloat{&p.WarmupGracePeriod}, "warmup-grace-period", "seconds to wait for the warmup's in-flight requests after --warmup-duration (default --benchmark-grace-period)")
 	fs.BoolVar(&p.NoFixedSchedule, "no-fixed-schedule", p.NoFixedSchedule, "a trace (mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace) is not replayed on its timestamps: its lengths are sent at --concurrency or --request-rate")
 	fs.IntVar(&p.WorkersMax, "workers-max", p.WorkersMax, "at most this many worker processes when --workers is not given (AIPerf's)")
-	for _, n := range []string{"warmup-arrival-pattern", "warmup-prefill-concurrency", "warmup-concurrency-ramp-duration", "warmup-grace-period"} {
+	for _, n := range []string{"warmup-arrival-pattern", "warmup-prefill-concurrency", "warmup-concurrency-ramp-duration", "warmup-grace-period",
+		"prefill-concurrency-ramp-duration", "warmup-prefill-concurrency-ramp-duration", "warmup-request-rate-ramp-duration"} {
 		own("Load generator", n)
 	}
 	own("Input", "no-fixed-schedule")
@@ -205,8 +209,6 @@ func init() {
 	for reason, names := range map[string][]string{
 		"AIPerf's radix-tree trace synthesis is not built here (--synthesis-speedup-ratio, --synthesis-max-isl and --synthesis-max-osl are)": {
 			"synthesis-prefix-len-multiplier", "synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier", "synthesis-output-len-multiplier"},
-		"the prefill limit and a warmup's rate do not ramp here (--concurrency-ramp-duration, --warmup-concurrency-ramp-duration and --request-rate-ramp-duration do)": {
-			"prefill-concurrency-ramp-duration", "warmup-prefill-concurrency-ramp-duration", "warmup-request-rate-ramp-duration"},
 		"a warmup of whole sessions is not supported yet: give --warmup-request-count or --warmup-duration": {"num-warmup-sessions"},
 		"batched text inputs (several prompts a request) are not supported yet":                             {"batch-size-text", "prompt-batch-size", "batch-size"},
 		"export levels are not supported yet: run.json, records.jsonl, inputs.json and the profile_export files are always written": {

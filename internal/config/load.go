@@ -62,6 +62,15 @@ func (p *Profile) checkArrivals(bad badf) {
 	default:
 		bad("--warmup-arrival-pattern %q: want constant, poisson or gamma", p.WarmupArrivalPattern)
 	}
+	if p.PrefillRampDuration < 0 || p.WarmupPrefillRampDuration < 0 || p.WarmupRateRampDuration < 0 {
+		bad("--prefill-concurrency-ramp-duration, --warmup-prefill-concurrency-ramp-duration and --warmup-request-rate-ramp-duration must not be negative")
+	}
+	if (p.PrefillRampDuration > 0 || p.WarmupPrefillRampDuration > 0) && p.PrefillConcurrency == 0 && p.WarmupPrefillConcurrency == 0 {
+		bad("--prefill-concurrency-ramp-duration needs --prefill-concurrency (the limit it ramps to)")
+	}
+	if p.WarmupRateRampDuration > 0 && p.RequestRate <= 0 && p.WarmupRequestRate <= 0 {
+		bad("--warmup-request-rate-ramp-duration needs --warmup-request-rate or --request-rate")
+	}
 	if p.WarmupPrefillConcurrency < 0 || p.WarmupConcurrencyRampDuration < 0 || p.WarmupGracePeriod != nil && *p.WarmupGracePeriod < 0 {
 		bad("--warmup-prefill-concurrency, --warmup-concurrency-ramp-duration and --warmup-grace-period must not be negative")
 	}

@@ -97,6 +97,9 @@ type Load struct {
 	WarmupPrefillConcurrency      int      `json:"warmup_prefill_concurrency"`
 	WarmupConcurrencyRampDuration float64  `json:"warmup_concurrency_ramp_duration"`
 	WarmupGracePeriod             *float64 `json:"warmup_grace_period,omitempty"`
+	PrefillRampDuration           float64  `json:"prefill_ramp_duration,omitempty"`        // --prefill-concurrency-ramp-duration, seconds
+	WarmupPrefillRampDuration     float64  `json:"warmup_prefill_ramp_duration,omitempty"` // --warmup-prefill-concurrency-ramp-duration; default the profiling one
+	WarmupRateRampDuration        float64  `json:"warmup_rate_ramp_duration,omitempty"`    // --warmup-request-rate-ramp-duration; default --request-rate-ramp-duration
 	RateRampDuration              float64  `json:"rate_ramp_duration"`        // --request-rate-ramp-duration, seconds
 	ConcurrencyRampDuration       float64  `json:"concurrency_ramp_duration"` // --concurrency-ramp-duration, seconds
 	CancellationRate              float64  `json:"cancellation_rate"`         // --request-cancellation-rate, percent of requests

@@ -97,6 +97,14 @@ func (b *builder) warmup(seed uint64) *Phase {
 	if p.WarmupConcurrencyRampDuration > 0 {
 		ph.ConcRampNs = seconds(p.WarmupConcurrencyRampDuration)
 	}
+	ph.PrefillRamp = seconds(p.PrefillRampDuration)
+	if p.WarmupPrefillRampDuration > 0 {
+		ph.PrefillRamp = seconds(p.WarmupPrefillRampDuration)
+	}
+	rateRamp := p.RateRampDuration
+	if p.WarmupRateRampDuration > 0 {
+		rateRamp = p.WarmupRateRampDuration
+	}
 	pattern := p.WarmupArrivalPattern
 	if pattern == "" {
 		pattern = p.ArrivalPattern
@@ -121,7 +129,7 @@ func (b *builder) warmup(seed uint64) *Phase {
 		if err != nil {
 			arr = Poisson{} // (Validate refused a bad pattern)
 		}
-		g.arrivals = &dueSpec{a: arr, seed: seed, rate: rate, n: p.WarmupRequestCount, limit: p.WarmupDuration}
+		g.arrivals = &dueSpec{a: arr, seed: seed, rate: rate, n: p.WarmupRequestCount, limit: p.WarmupDuration, ramp: rateRamp}
 		ph.Count = g.arrivals.count()
 	} else if ph.Count == 0 {
 		ph.Cycle, ph.Count = true, p.NumDatasetEntries
@@ -132,7 +140,7 @@ func (b *builder) warmup(seed uint64) *Phase {
 
 func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 	p := b.p
-	ph := &Phase{Name: PhaseProfiling, Seed: seed, Ceiling: p.Ceiling(), Prefill: p.PrefillConcurrency, ConcRampNs: seconds(p.ConcurrencyRampDuration),
+	ph := &Phase{Name: PhaseProfiling, Seed: seed, Ceiling: p.Ceiling(), Prefill: p.PrefillConcurrency, PrefillRamp: seconds(p.PrefillRampDuration), ConcRampNs: seconds(p.ConcurrencyRampDuration),
 		DurationNs: seconds(p.BenchmarkDuration), GraceNs: seconds(p.GracePeriod),
 		CancelPct: p.CancellationRate, CancelDelay: seconds(p.CancellationDelay)}
 	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: seeds.PayloadSeed(seed, p.Repeat), synthetic: p.InputFile == ""}

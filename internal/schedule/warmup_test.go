@@ -45,3 +45,35 @@ func TestWarmupPhaseSettings(t *testing.T) {
 		t.Fatal("the warmup's flags changed the profiling phase")
 	}
 }
+
+// The prefill ramp and the rate ramp: the warmup takes the profiling
+// phase's unless --warmup-prefill-concurrency-ramp-duration and
+// --warmup-request-rate-ramp-duration say others; a rate ramp spreads the
+// warmup's first dues out.
+func TestWarmupRamps(t *testing.T) {
+	t.Parallel()
+	p := profile()
+	p.RequestRate, p.ArrivalPattern, p.PrefillConcurrency, p.PrefillRampDuration = 100, "constant", 4, 3
+	p.WarmupRequestCount = 20
+	build := func() (*Phase, *Phase) {
+		t.Helper()
+		pl, err := Build(p, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &pl.Phases[0], pl.Profiling()
+	}
+	w, prof := build()
+	if w.PrefillRamp != 3e9 || prof.PrefillRamp != 3e9 {
+		t.Fatalf("prefill ramp: warmup %d, profiling %d ns; want 3 s both", w.PrefillRamp, prof.PrefillRamp)
+	}
+	flat := entries(t, w)[5].DueNs
+	p.WarmupPrefillRampDuration, p.WarmupRateRampDuration = 1, 2
+	w, prof = build()
+	if w.PrefillRamp != 1e9 || prof.PrefillRamp != 3e9 {
+		t.Fatalf("prefill ramp: warmup %d, profiling %d ns; want 1 s and 3 s", w.PrefillRamp, prof.PrefillRamp)
+	}
+	if ramped := entries(t, w)[5].DueNs; ramped <= flat {
+		t.Fatalf("warmup entry 5 due at %d ns with a 2 s rate ramp, %d without: the ramp should start it slower", ramped, flat)
+	}
+}

@@ -47,14 +47,15 @@ type phaseRun struct {
 // src is where the phase's entries come from.
 func (w *worker) runPhase(stop context.Context, c *client.Client, ph *wire.PhaseShard, src *schedule.Phase, start time.Time) {
 	r := &phaseRun{w: w, c: c, ph: ph, start: start, stop: stop}
-	if ph.Prefill > 0 {
-		r.prefill = make(chan struct{}, ph.Prefill)
-	}
 	var cancelReqs, cancelSends context.CancelFunc
 	r.reqs, cancelReqs = context.WithCancel(stop)
 	r.sends, cancelSends = context.WithCancel(r.reqs)
 	defer cancelReqs()
 	defer cancelSends()
+	if ph.Prefill > 0 {
+		r.prefill = make(chan struct{}, ph.Prefill)
+		r.rampPrefill()
+	}
 	if ph.Cycle {
 		pool, err := src.All()
 		if err != nil {
@@ -175,6 +176,34 @@ func (r *phaseRun) unlockAt(j int) time.Time {
 	}
 	g := min(j*max(ph.Stride, 1)+ph.Offset, ph.Ceiling-1)
 	return r.start.Add(time.Duration(float64(ph.ConcRampNs) * float64(g) / float64(ph.Ceiling-1)))
+}
+
+// rampPrefill holds the worker's prefill slots that the ramp has not yet
+// opened: the limit over all workers rises from 1 to Phase.Prefill over
+// PrefillRamp, global slot g opening at ramp·g/(Prefill−1). The worker's
+// slot j is global slot j·Stride+Offset (its shares are dealt as Split
+// deals them, so the slots of all workers are 0..Prefill−1). A held slot
+// is a token in the channel that no request put there; its opening takes
+// it out, leaving room for a request.
+func (r *phaseRun) rampPrefill() {
+	ph := r.ph
+	total := ph.Phase.Prefill
+	if ph.PrefillRamp <= 0 || total <= 1 {
+		return
+	}
+	for j := 0; j < ph.Prefill; j++ {
+		g := min(j*max(ph.Stride, 1)+ph.Offset, total-1)
+		if g == 0 {
+			continue
+		}
+		r.prefill <- struct{}{} // (held: the channel has room for every slot)
+		at := r.start.Add(time.Duration(float64(ph.PrefillRamp) * float64(g) / float64(total-1)))
+		go func() {
+			if sleepUntil(r.reqs, at) {
+				<-r.prefill
+			}
+		}()
+	}
 }
 
 // slots is how many of its Concurrency slots this worker can use: no more
