@@ -100,13 +100,13 @@ type Load struct {
 	PrefillRampDuration           float64  `json:"prefill_ramp_duration,omitempty"`        // --prefill-concurrency-ramp-duration, seconds
 	WarmupPrefillRampDuration     float64  `json:"warmup_prefill_ramp_duration,omitempty"` // --warmup-prefill-concurrency-ramp-duration; default the profiling one
 	WarmupRateRampDuration        float64  `json:"warmup_rate_ramp_duration,omitempty"`    // --warmup-request-rate-ramp-duration; default --request-rate-ramp-duration
-	RateRampDuration              float64  `json:"rate_ramp_duration"`        // --request-rate-ramp-duration, seconds
-	ConcurrencyRampDuration       float64  `json:"concurrency_ramp_duration"` // --concurrency-ramp-duration, seconds
-	CancellationRate              float64  `json:"cancellation_rate"`         // --request-cancellation-rate, percent of requests
-	CancellationDelay             float64  `json:"cancellation_delay"`        // --request-cancellation-delay, seconds after sending
-	PrefillConcurrency            int      `json:"prefill_concurrency"`       // --prefill-concurrency: requests at once between send and first token (0: no limit)
-	NumUsers                      int      `json:"num_users"`                 // --num-users: users of --user-centric-rate, each one session at a time
-	UserCentricRate               float64  `json:"user_centric_rate"`         // --user-centric-rate: requests/s over all users; a user's turns are num-users/rate apart
+	RateRampDuration              float64  `json:"rate_ramp_duration"`                     // --request-rate-ramp-duration, seconds
+	ConcurrencyRampDuration       float64  `json:"concurrency_ramp_duration"`              // --concurrency-ramp-duration, seconds
+	CancellationRate              float64  `json:"cancellation_rate"`                      // --request-cancellation-rate, percent of requests
+	CancellationDelay             float64  `json:"cancellation_delay"`                     // --request-cancellation-delay, seconds after sending
+	PrefillConcurrency            int      `json:"prefill_concurrency"`                    // --prefill-concurrency: requests at once between send and first token (0: no limit)
+	NumUsers                      int      `json:"num_users"`                              // --num-users: users of --user-centric-rate, each one session at a time
+	UserCentricRate               float64  `json:"user_centric_rate"`                      // --user-centric-rate: requests/s over all users; a user's turns are num-users/rate apart
 }
 
 // Dataset is an input file: its kind, how its prompts are taken, and how
