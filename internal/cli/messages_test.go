@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"encoding/json"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -54,5 +57,40 @@ func TestMessagesEndpoint(t *testing.T) {
 	// this wrapper: it sees every whole request and each connection's first.)
 	if keyed.Load() < 6+2+1 || unkeyed.Load() != 0 {
 		t.Errorf("%d requests with Anthropic's headers, %d without", keyed.Load(), unkeyed.Load())
+	}
+}
+
+// A multi_turn file's conversations over the Messages API, as AIPerf's
+// docs run them: each later turn carries the earlier turns' user messages
+// and the server's answers before its own, the system prompt staying in
+// the top-level field. (Not streamed: the simulator takes a streaming
+// connection over from net/http, so captureBodies sees only its first
+// request.)
+func TestMessagesMultiTurn(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT, cfg.ITL = time.Millisecond, time.Millisecond
+	url, sink := captureBodies(t, sim.New(cfg))
+	file := filepath.Join(t.TempDir(), "conversations.jsonl")
+	os.WriteFile(file, []byte(`{"session_id": "s1", "turns": [{"text": "What is Rust?"}, {"text": "Compare it to C++."}]}
+`), 0o644)
+	dir := filepath.Join(t.TempDir(), "out")
+	res := runCLI(t, time.Minute, "profile", "-m", "claude", "-u", url, "--endpoint-type", "messages", "--input-file", file,
+		"--custom-dataset-type", "multi_turn", "--osl", "4", "--artifact-dir", dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	var turns [][]struct{ Role string }
+	for _, s := range sink.take() {
+		if strings.HasSuffix(s.path, "/v1/messages") {
+			var b struct{ Messages []struct{ Role string } }
+			json.Unmarshal([]byte(s.body), &b)
+			turns = append(turns, b.Messages)
+		}
+	}
+	if r, err := result.Read(dir); err != nil || r.Counts.OK != 2 {
+		t.Fatalf("%v: %+v, want 2 ok\n%s", err, r.Counts, res.stderr)
+	}
+	if len(turns) != 2 || len(turns[0]) != 1 || len(turns[1]) != 3 || turns[1][0].Role != "user" || turns[1][1].Role != "assistant" || turns[1][2].Role != "user" {
+		t.Fatalf("turns' messages %+v: want [user] then [user assistant user]", turns)
 	}
 }

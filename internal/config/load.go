@@ -183,8 +183,8 @@ func (p *Profile) checkSessions(bad badf) {
 	weka := p.CustomDatasetType == WekaTrace
 	if p.MultiTurn() {
 		switch {
-		case p.EndpointType != EndpointChat && !weka:
-			bad("multi-turn sessions (--conversation-num, --conversation-turn-mean) thread a chat's messages: they need --endpoint-type chat")
+		case p.EndpointType != EndpointChat && p.EndpointType != "messages" && !weka:
+			bad("multi-turn sessions (--conversation-num, --conversation-turn-mean) thread a conversation's messages: they need --endpoint-type chat or messages")
 		case p.Replays():
 			bad("multi-turn sessions start on a rate or fill their slots here: not on a fixed schedule yet")
 		case p.RequestRate > 0 && p.UserCentricRate > 0:

@@ -17,8 +17,8 @@ type Messages struct{}
 var _ Kind = Messages{}
 
 // DefaultMaxTokens is the max_tokens a messages request gets when the
-// profile sets none: the API requires one.
-const DefaultMaxTokens = 4096
+// profile sets none: the API requires one, and 1024 is what AIPerf sends.
+const DefaultMaxTokens = 1024
 
 // Build makes a messages request: one user message, the system prompt in
 // its own field, max_tokens always.
