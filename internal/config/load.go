@@ -183,8 +183,8 @@ func (p *Profile) checkSessions(bad badf) {
 	weka := p.CustomDatasetType == WekaTrace
 	if p.MultiTurn() {
 		switch {
-		case p.EndpointType != EndpointChat && p.EndpointType != "messages" && !weka:
-			bad("multi-turn sessions (--conversation-num, --conversation-turn-mean) thread a conversation's messages: they need --endpoint-type chat or messages")
+		case p.EndpointType != EndpointChat && p.EndpointType != "messages" && p.EndpointType != "responses" && !weka:
+			bad("multi-turn sessions (--conversation-num, --conversation-turn-mean) thread a conversation's messages: they need --endpoint-type chat, messages or responses")
 		case p.Replays():
 			bad("multi-turn sessions start on a rate or fill their slots here: not on a fixed schedule yet")
 		case p.RequestRate > 0 && p.UserCentricRate > 0:
@@ -242,8 +242,8 @@ func (p *Profile) checkMedia(bad badf) {
 		bad("--image-batch-size %d: want 1 to 64 images a request", p.ImageBatchSize)
 	case p.Images() && p.InputFile != "":
 		bad("the --image-* flags make synthetic images: an --input-file gives its own (\"image\", \"images\")")
-	case p.Images() && p.EndpointType != EndpointChat && p.EndpointType != endpoint.TypeImageRetr && p.EndpointType != endpoint.TypeImageEdit:
-		bad("synthetic images go in a chat's content parts, an image_retrieval request or an image_edit upload: they need --endpoint-type chat, image_retrieval or image_edit")
+	case p.Images() && p.EndpointType != EndpointChat && p.EndpointType != "responses" && p.EndpointType != endpoint.TypeImageRetr && p.EndpointType != endpoint.TypeImageEdit:
+		bad("synthetic images go in a chat's or a response's content parts, an image_retrieval request or an image_edit upload: they need --endpoint-type chat, responses, image_retrieval or image_edit")
 	case (p.EndpointType == endpoint.TypeImageRetr || p.EndpointType == endpoint.TypeImageEdit) && !p.Images() && p.InputFile == "":
 		bad("--endpoint-type %s sends images: give --image-width-mean and --image-height-mean, or an --input-file whose lines have \"image\"", p.EndpointType)
 	case p.Images() && p.MultiTurn():
@@ -266,8 +266,8 @@ func (p *Profile) checkMedia(bad badf) {
 		bad("--audio-batch-size %d: want 1 to 16 clips a request", p.AudioBatchSize)
 	case p.Audio() && p.InputFile != "":
 		bad("the --audio-* flags make synthetic audio: an --input-file gives its own (\"audio\", \"audios\")")
-	case p.Audio() && p.EndpointType != EndpointChat && !p.transcription():
-		bad("synthetic audio goes in a chat's content parts or a transcription's upload: it needs --endpoint-type chat or audio_transcription")
+	case p.Audio() && p.EndpointType != EndpointChat && p.EndpointType != "responses" && !p.transcription():
+		bad("synthetic audio goes in a chat's or a response's content parts or a transcription's upload: it needs --endpoint-type chat, responses or audio_transcription")
 	case p.transcription() && !p.Audio() && p.InputFile == "":
 		bad("--endpoint-type audio_transcription uploads audio: give --audio-length-mean, or an --input-file whose lines have \"audio\"")
 	case p.Audio() && p.MultiTurn():

@@ -50,13 +50,31 @@ type Turn struct{ User, Assistant string }
 // its next turn alone: each turn's user message and the server's answer,
 // before the body's last (user) message, after any system message. The
 // other fields stay as they were, keys sorted as marshalBody sorts them.
+//
+// A Messages API body is threaded the same way (its system prompt is a
+// field of its own), and a Responses API body's "input": a plain string
+// becomes its one user item first.
 func WithHistory(body []byte, history []Turn) ([]byte, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(body, &m); err != nil {
 		return nil, fmt.Errorf("a chat body: %v", err)
 	}
+	key := "messages"
+	if _, ok := m[key]; !ok {
+		if in, ok := m["input"]; ok {
+			key = "input"
+			var s string
+			if json.Unmarshal(in, &s) == nil {
+				item, err := json.Marshal([]map[string]string{{"role": "user", "content": s}})
+				if err != nil {
+					return nil, err
+				}
+				m[key] = item
+			}
+		}
+	}
 	var msgs []json.RawMessage
-	if err := json.Unmarshal(m["messages"], &msgs); err != nil || len(msgs) == 0 {
+	if err := json.Unmarshal(m[key], &msgs); err != nil || len(msgs) == 0 {
 		return nil, fmt.Errorf("a chat body without messages")
 	}
 	out := make([]json.RawMessage, 0, len(msgs)+2*len(history))
@@ -75,6 +93,6 @@ func WithHistory(body []byte, history []Turn) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	m["messages"] = b
+	m[key] = b
 	return json.Marshal(m)
 }

@@ -23,7 +23,23 @@ var _ Kind = Responses{}
 // Build makes a responses request: the prompt as the input, the system
 // prompt as instructions, max_output_tokens.
 func (Responses) Build(in Input) ([]byte, error) {
-	fields := map[string]any{"model": in.Model, "input": in.Prompt}
+	var input any = in.Prompt
+	if len(in.Images) > 0 || len(in.Audios) > 0 {
+		// The Responses API's input parts, as AIPerf sends them: the
+		// text, then each image (a URL or data URL), then each clip.
+		parts := []map[string]any{}
+		if in.Prompt != "" {
+			parts = append(parts, map[string]any{"type": "input_text", "text": in.Prompt})
+		}
+		for _, u := range in.Images {
+			parts = append(parts, map[string]any{"type": "input_image", "image_url": u})
+		}
+		for _, a := range in.Audios {
+			parts = append(parts, map[string]any{"type": "input_audio", "input_audio": map[string]string{"data": a.Data, "format": a.Format}})
+		}
+		input = []map[string]any{{"role": "user", "content": parts}}
+	}
+	fields := map[string]any{"model": in.Model, "input": input}
 	if in.System != "" {
 		fields["instructions"] = in.System
 	}
