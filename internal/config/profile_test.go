@@ -3,6 +3,8 @@ package config
 import (
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -251,5 +253,43 @@ func TestAIPerfFormsWithTheirMeaning(t *testing.T) {
 	p.ExtraInputs = []string{`payload_template:{"text": {{ text|tojson }}}`}
 	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "--extra-inputs payload_template: AIPerf's Jinja2 payload templates are not read here") {
 		t.Errorf("payload_template: %v", err)
+	}
+}
+
+// An --input-file without --custom-dataset-type is told apart as AIPerf
+// tells it: request bodies ("messages") are raw_payload, "turns" are
+// multi_turn, other lines plain JSONL; a raw body that asks for no stream
+// is refused under --streaming, naming its line.
+func TestDatasetTypeDetection(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	for _, c := range []struct{ text, want string }{
+		{"\n{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"model\": \"m\"}\n", RawPayload},
+		{`{"session_id": "a", "turns": [{"text": "hi"}]}`, MultiTurnFile},
+		{`{"text": "hi"}`, ""},
+		{`{"conversation_id": "c", "messages": [{"role": "user", "content": "hi"}]}`, ""},
+	} {
+		if got := detectDatasetType(write("in.jsonl", c.text)); got != c.want {
+			t.Errorf("%s: detected %q, want %q", c.text, got, c.want)
+		}
+	}
+	p := DefaultProfile
+	p.Model, p.URL, p.Streaming = "m", "127.0.0.1:1", true
+	p.InputFile = write("raw.jsonl", `{"messages": [{"role": "user", "content": "a"}], "stream": true}
+{"messages": [{"role": "user", "content": "b"}]}
+`)
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "raw.jsonl line 2 does not ask for a stream") || p.CustomDatasetType != RawPayload {
+		t.Errorf("raw body without stream: %v (type %q)", err, p.CustomDatasetType)
+	}
+	p.Streaming = false
+	if err := p.Validate(); err != nil {
+		t.Errorf("not streaming: %v", err)
 	}
 }
