@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/aiperf-action/aiperf-action/internal/dataset"
 	"github.com/aiperf-action/aiperf-action/internal/hub/hubtest"
+	"github.com/aiperf-action/aiperf-action/internal/server"
 )
 
 // docCommand is one `aiperf profile` command line from AIPerf's docs.
@@ -47,7 +47,7 @@ func readDocCommands(t *testing.T) []docCommand {
 			cwd = strings.TrimSpace(strings.TrimPrefix(line, "# cwd:"))
 		case line == "" || strings.HasPrefix(line, "#"):
 		default:
-			words, err := shellWords(line)
+			words, err := server.SplitWords(line)
 			if err != nil {
 				t.Fatalf("commands.txt:%d: %v", n, err)
 			}
@@ -65,56 +65,6 @@ func readDocCommands(t *testing.T) []docCommand {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// shellWords splits a command line as a POSIX shell would for the forms
-// the docs use: blanks, single and double quotes, backslash escapes.
-func shellWords(s string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	in, quote := false, byte(0)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote == '\'':
-			if c == '\'' {
-				quote = 0
-			} else {
-				cur.WriteByte(c)
-			}
-		case quote == '"':
-			if c == '"' {
-				quote = 0
-			} else if c == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
-				i++
-				cur.WriteByte(s[i])
-			} else {
-				cur.WriteByte(c)
-			}
-		case c == '\'' || c == '"':
-			quote, in = c, true
-		case c == '\\' && i+1 < len(s):
-			i++
-			cur.WriteByte(s[i])
-			in = true
-		case c == ' ' || c == '\t':
-			if in {
-				words = append(words, cur.String())
-				cur.Reset()
-				in = false
-			}
-		default:
-			cur.WriteByte(c)
-			in = true
-		}
-	}
-	if quote != 0 {
-		return nil, fmt.Errorf("unclosed %c quote", quote)
-	}
-	if in {
-		words = append(words, cur.String())
-	}
-	return words, nil
 }
 
 // docCaps bounds a documented command's size so that the corpus runs in

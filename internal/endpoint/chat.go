@@ -1,10 +1,5 @@
 package endpoint
 
-import (
-	"encoding/json"
-	"fmt"
-)
-
 // Chat is the OpenAI /v1/chat/completions codec.
 type Chat struct{ openAI }
 
@@ -42,57 +37,3 @@ func (Chat) ParseChunk(data []byte) (Chunk, error) { return parseOpenAI(data) }
 
 // ParseResponse reads one chat.completion.
 func (Chat) ParseResponse(body []byte) (Response, error) { return parseOpenAI(body) }
-
-// Turn is one earlier exchange of a multi-turn session.
-type Turn struct{ User, Assistant string }
-
-// WithHistory puts a session's earlier turns into a chat body built for
-// its next turn alone: each turn's user message and the server's answer,
-// before the body's last (user) message, after any system message. The
-// other fields stay as they were, keys sorted as marshalBody sorts them.
-//
-// A Messages API body is threaded the same way (its system prompt is a
-// field of its own), and a Responses API body's "input": a plain string
-// becomes its one user item first.
-func WithHistory(body []byte, history []Turn) ([]byte, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, fmt.Errorf("a chat body: %v", err)
-	}
-	key := "messages"
-	if _, ok := m[key]; !ok {
-		if in, ok := m["input"]; ok {
-			key = "input"
-			var s string
-			if json.Unmarshal(in, &s) == nil {
-				item, err := json.Marshal([]map[string]string{{"role": "user", "content": s}})
-				if err != nil {
-					return nil, err
-				}
-				m[key] = item
-			}
-		}
-	}
-	var msgs []json.RawMessage
-	if err := json.Unmarshal(m[key], &msgs); err != nil || len(msgs) == 0 {
-		return nil, fmt.Errorf("a chat body without messages")
-	}
-	out := make([]json.RawMessage, 0, len(msgs)+2*len(history))
-	out = append(out, msgs[:len(msgs)-1]...)
-	for _, t := range history {
-		for _, msg := range []map[string]string{{"role": "user", "content": t.User}, {"role": "assistant", "content": t.Assistant}} {
-			b, err := json.Marshal(msg)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, b)
-		}
-	}
-	out = append(out, msgs[len(msgs)-1])
-	b, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	m[key] = b
-	return json.Marshal(m)
-}
