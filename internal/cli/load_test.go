@@ -37,9 +37,17 @@ import (
 // 0.42 ms, 2.2% gave 1.25 ms, 3.2% on CI gave 3.5 ms, 0.9% steal on a busy
 // minute 1.5 ms, and on CI 0.8% steal with a witness p99 of 0.11 ms gave
 // 1.42 ms, which a 1% bound blamed on the tester.)
+//
+// A p99 over 503 requests is the fifth-latest of them, so one burst of
+// scheduling delay the witness did not sample can carry it: on CI, 0.0%
+// steal and a witness p99 of 0.355 ms gave 1.256 ms once, where reruns of
+// the same commit here gave 0.31–0.56 ms. A miss on a quiet machine is
+// therefore run again, and two quiet misses fail the test: a tester whose
+// lag really exceeds 1 ms misses on every attempt, quiet or not.
 const (
 	maxCleanStealPct  = 0.5
 	maxCleanWitnessMs = 0.5
+	maxCleanMisses    = 2
 )
 
 func TestPoissonRateEndToEnd(t *testing.T) {
@@ -50,7 +58,7 @@ func TestPoissonRateEndToEnd(t *testing.T) {
 	// processes: under -race, instrumented ones would share the two cores
 	// with the timing being measured.
 	url := startPlainSim(t, "--ttft", "20ms", "--itl", "5ms")
-	var disturbed []string
+	var disturbed, cleanMisses []string
 	for attempt := 1; attempt <= 3; attempt++ {
 		dir := filepath.Join(t.TempDir(), "run")
 		wit := sysstat.StartWitness(20 * time.Millisecond)
@@ -87,13 +95,19 @@ func TestPoissonRateEndToEnd(t *testing.T) {
 		if th.ScheduleLagMs.P99 < 1 {
 			return
 		}
+		miss := fmt.Sprintf("p99 %.3f ms with %.1f%% steal and witness p99 %.3f ms", th.ScheduleLagMs.P99, steal, witP99)
 		if steal >= 0 && steal < maxCleanStealPct && witP99 < maxCleanWitnessMs {
-			t.Fatalf("schedule lag p99 %.3f ms, want < 1 ms (CPU steal only %.1f%% and the witness woke within %.3f ms at p99: the tester is at fault)",
-				th.ScheduleLagMs.P99, steal, witP99)
+			cleanMisses = append(cleanMisses, miss)
+			if len(cleanMisses) == maxCleanMisses {
+				t.Fatalf("schedule lag p99 want < 1 ms; %d attempts missed it on a quiet machine (CPU steal under %.1f%%, witness p99 under %.1f ms: the tester is at fault): %s",
+					maxCleanMisses, maxCleanStealPct, maxCleanWitnessMs, strings.Join(cleanMisses, "; "))
+			}
+			continue
 		}
-		disturbed = append(disturbed, fmt.Sprintf("p99 %.3f ms with %.1f%% steal and witness p99 %.3f ms", th.ScheduleLagMs.P99, steal, witP99))
+		disturbed = append(disturbed, miss)
 	}
-	t.Skipf("every attempt ran on a disturbed VM (%s): the lag bound was not checked", strings.Join(disturbed, "; "))
+	t.Skipf("no attempt met the lag bound and too few ran on a quiet machine to blame the tester (disturbed: %s; quiet misses: %s): the lag bound was not checked",
+		strings.Join(disturbed, "; "), strings.Join(cleanMisses, "; "))
 }
 
 func TestPlanHashSameAcrossWorkers(t *testing.T) {
