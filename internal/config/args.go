@@ -17,7 +17,7 @@ const DefaultURL = "http://localhost:8000"
 // do (`--extra-inputs temperature:0.7 top_p:0.9`, `--url A B`,
 // `--audio-depths 16 24`): the values run up to the next token that starts
 // with "-".
-var listFlags = []string{"url", "header", "extra-inputs", "server-metrics", "audio-depths", "audio-sample-rates", "model", "dataset-filter"}
+var listFlags = []string{"url", "header", "extra-inputs", "server-metrics", "audio-depths", "audio-sample-rates", "model", "dataset-filter", "gpu-telemetry"}
 
 // SplitArgs rewrites AIPerf's command-line forms into the ones fs reads:
 // every value after a list flag becomes a flag of its own, and the words
@@ -40,6 +40,15 @@ func SplitArgs(fs *pflag.FlagSet, args []string) (flags, positional []string) {
 			f = fs.Lookup(name)
 		case len(a) == 2:
 			f = fs.ShorthandLookup(a[1:])
+		}
+		if f != nil && !hasValue && f.NoOptDefVal != "" && slices.Contains(listFlags, f.Name) {
+			// A list that may be empty (--gpu-telemetry, bare or with values).
+			flags = append(flags, a)
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				flags = append(flags, "--"+f.Name+"="+args[i])
+			}
+			continue
 		}
 		if f == nil || hasValue || f.NoOptDefVal != "" {
 			flags = append(flags, a) // a bool, a flag=value, or for fs to judge
@@ -213,7 +222,6 @@ func init() {
 		"batched text inputs (several prompts a request) are not supported yet":                             {"batch-size-text", "prompt-batch-size", "batch-size"},
 		"export levels are not supported yet: run.json, records.jsonl, inputs.json and the profile_export files are always written": {
 			"export-level", "profile-export-prefix", "profile-export-file"},
-		"GPU telemetry (DCGM) is not supported yet":                                                    {"gpu-telemetry", "no-gpu-telemetry"},
 		"server metrics are written in one form here (run.json's server_metrics)":                      {"server-metrics-formats"},
 		"several runs and their confidence are the gate's repeats here (aiperf-action gate, repeats:)": {"num-profile-runs", "confidence-level", "profile-run-cooldown-seconds", "profile-run-disable-warmup-after-first"},
 		"AIPerf's record-processor services are not part of this tool":                                 {"record-processors"},
@@ -247,3 +255,32 @@ func ExplainFlagError(err error) error {
 	}
 	return err
 }
+
+// gpuTelemetryOn is what a bare --gpu-telemetry sets.
+const gpuTelemetryOn = "on"
+
+// gpuTelemetryFlag is AIPerf's --gpu-telemetry: bare, it prints the GPU
+// table; its values are DCGM exporter URLs, a fields .csv, or the words
+// dashboard, pynvml and amdsmi (the last two refused when checked).
+type gpuTelemetryFlag struct{ p *Profile }
+
+func (g *gpuTelemetryFlag) String() string {
+	if g.p == nil {
+		return ""
+	}
+	return strings.Join(g.p.GPUTelemetry, " ")
+}
+
+func (g *gpuTelemetryFlag) Set(s string) error {
+	g.p.ShowGPUTelemetry = true
+	if s != gpuTelemetryOn {
+		for _, v := range strings.Split(s, ",") {
+			if v = strings.TrimSpace(v); v != "" {
+				g.p.GPUTelemetry = append(g.p.GPUTelemetry, v)
+			}
+		}
+	}
+	return nil
+}
+
+func (g *gpuTelemetryFlag) Type() string { return "URL|FILE.csv" }

@@ -119,6 +119,9 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.UseServerTokenCount, "use-server-token-count", p.UseServerTokenCount, "take ISL/OSL from the server's usage (adds stream_options.include_usage to streams)")
 	fs.StringArrayVar(&p.ServerMetrics, "server-metrics", p.ServerMetrics, "Prometheus /metrics URL to scrape during the run (repeatable; default <url>/metrics when it answers)")
 	fs.BoolVar(&p.NoServerMetrics, "no-server-metrics", p.NoServerMetrics, "don't scrape the server's /metrics")
+	fs.Var(&gpuTelemetryFlag{p}, "gpu-telemetry", "DCGM exporter URLs (host:port or http://host:port/metrics) to scrape for GPU telemetry besides localhost:9400 and :9401, which are always tried; a .csv of DCGM fields (dcgm-exporter's counters file) to add; \"dashboard\" accepted (the summary table is printed); bare: print the table")
+	fs.Lookup("gpu-telemetry").NoOptDefVal = gpuTelemetryOn
+	fs.BoolVar(&p.NoGPUTelemetry, "no-gpu-telemetry", p.NoGPUTelemetry, "don't scrape any DCGM exporter")
 	p.bindAIPerf(fs)
 	for g, names := range flagGroups {
 		for _, n := range names {
@@ -173,7 +176,7 @@ var flagGroups = map[string][]string{
 		"benchmark-grace-period", "warmup-request-count", "warmup-duration", "warmup-concurrency", "warmup-request-rate",
 		"request-rate-ramp-duration", "concurrency-ramp-duration", "request-cancellation-rate", "request-cancellation-delay"},
 	"Output":         {"output-artifact-dir", "artifact-dir", "slice-duration", "goodput", "max-error-rate"},
-	"Server metrics": {"server-metrics", "no-server-metrics", "use-server-token-count"},
+	"Server metrics": {"server-metrics", "no-server-metrics", "use-server-token-count", "gpu-telemetry", "no-gpu-telemetry"},
 	"Tool":           {"workers"},
 }
 

@@ -15,9 +15,11 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/dataset"
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/gputelemetry"
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
 )
 
@@ -193,14 +195,17 @@ type Tokens struct {
 
 // Output is what a run writes and how it is judged on its own.
 type Output struct {
-	ServerMetrics   []string `json:"server_metrics"`    // --server-metrics URL..., scraped during the run
-	NoServerMetrics bool     `json:"no_server_metrics"` // --no-server-metrics: don't probe <url>/metrics
-	ArtifactDir     string   `json:"artifact_dir"`      // --artifact-dir
-	Goodput         string   `json:"goodput"`           // --goodput "metric:value ..."
-	Workers         int      `json:"workers"`           // --workers; 0 picks a default from CPUs and concurrency
-	WorkersMax      int      `json:"workers_max"`       // --workers-max: a ceiling on the default worker count (AIPerf's)
-	MaxErrorRate    float64  `json:"max_error_rate"`    // --max-error-rate, percent of requests
-	SliceDuration   float64  `json:"slice_duration"`    // --slice-duration: seconds per metrics window
+	ServerMetrics    []string `json:"server_metrics"`     // --server-metrics URL..., scraped during the run
+	NoServerMetrics  bool     `json:"no_server_metrics"`  // --no-server-metrics: don't probe <url>/metrics
+	GPUTelemetry     []string `json:"gpu_telemetry"`      // --gpu-telemetry values: DCGM exporter URLs, a fields .csv, "dashboard"
+	ShowGPUTelemetry bool     `json:"show_gpu_telemetry"` // --gpu-telemetry given: print its table
+	NoGPUTelemetry   bool     `json:"no_gpu_telemetry"`   // --no-gpu-telemetry: scrape no DCGM exporter
+	ArtifactDir      string   `json:"artifact_dir"`       // --artifact-dir
+	Goodput          string   `json:"goodput"`            // --goodput "metric:value ..."
+	Workers          int      `json:"workers"`            // --workers; 0 picks a default from CPUs and concurrency
+	WorkersMax       int      `json:"workers_max"`        // --workers-max: a ceiling on the default worker count (AIPerf's)
+	MaxErrorRate     float64  `json:"max_error_rate"`     // --max-error-rate, percent of requests
+	SliceDuration    float64  `json:"slice_duration"`     // --slice-duration: seconds per metrics window
 }
 
 // DefaultProfile holds AIPerf's defaults where AIPerf has one.
@@ -355,6 +360,16 @@ type Resolved struct {
 	SLOs    []metrics.SLO
 	Extra   map[string]json.RawMessage
 	Mix     []dataset.Bucket // --sequence-distribution's buckets (none: one normal each)
+	GPU     GPUTelemetry     // what --gpu-telemetry and AIPerf's AIPERF_GPU_* settings say
+}
+
+// GPUTelemetry is the DCGM exporters a run scrapes and how.
+type GPUTelemetry struct {
+	Off      bool                 // --no-gpu-telemetry
+	URLs     []string             // --gpu-telemetry's URLs, normalized
+	Defaults []string             // always tried (AIPERF_GPU_DEFAULT_DCGM_ENDPOINTS)
+	Interval time.Duration        // AIPERF_GPU_COLLECTION_INTERVAL
+	Extra    []gputelemetry.Field // a --gpu-telemetry .csv's fields
 }
 
 // Validate reports every problem with p at once, each naming its flag.
@@ -389,6 +404,7 @@ func (p *Profile) Resolve() (*Resolved, error) {
 			}
 		}
 	}
+	r.GPU = p.resolveGPUTelemetry(bad)
 	if p.SystemPromptFile != "" {
 		if p.SystemPrompt != "" {
 			bad("--system-prompt and --system-prompt-file: give one")
@@ -493,4 +509,42 @@ func (p *Profile) Resolve() (*Resolved, error) {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// resolveGPUTelemetry reads --gpu-telemetry's values and AIPerf's
+// environment settings for it.
+func (p *Profile) resolveGPUTelemetry(bad func(string, ...any)) GPUTelemetry {
+	g := GPUTelemetry{Off: p.NoGPUTelemetry}
+	if p.NoGPUTelemetry {
+		if len(p.GPUTelemetry) > 0 || p.ShowGPUTelemetry {
+			bad("--no-gpu-telemetry with --gpu-telemetry: give one")
+		}
+		return g
+	}
+	for _, v := range p.GPUTelemetry {
+		switch low := strings.ToLower(v); {
+		case low == "dashboard":
+			// AIPerf's live TUI: here the table is printed at the end.
+		case low == "pynvml" || low == "amdsmi":
+			bad("--gpu-telemetry %s: reading GPUs through %s is not built here (no NVML or ROCm binding): run NVIDIA's dcgm-exporter beside the server and give its address (--gpu-telemetry host:9400)", v, map[string]string{"pynvml": "NVML", "amdsmi": "amdsmi"}[low])
+		case strings.HasSuffix(low, ".csv"):
+			fs, err := gputelemetry.ReadMetricsCSV(v)
+			if err != nil {
+				bad("%v", err)
+			}
+			g.Extra = append(g.Extra, fs...)
+		default:
+			u, err := gputelemetry.NormalizeURL(v)
+			if err != nil {
+				bad("--gpu-telemetry %v", err)
+				continue
+			}
+			g.URLs = append(g.URLs, u)
+		}
+	}
+	var err error
+	if g.Defaults, g.Interval, err = gputelemetry.Env(os.Getenv); err != nil {
+		bad("%v", err)
+	}
+	return g
 }

@@ -163,7 +163,7 @@ func TestCustomDatasetType(t *testing.T) {
 func TestAIPerfOnlyFlagsAreNamed(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ arg, want string }{
-		{"--gpu-telemetry", "--gpu-telemetry is an AIPerf flag that aiperf-action does not support: GPU telemetry (DCGM) is not supported yet"},
+		{"--otel-url", "--otel-url is an AIPerf flag that aiperf-action does not support: OpenTelemetry, MLflow and Weights & Biases exporters are not built yet"},
 		{"--num-warmup-sessions", "--num-warmup-sessions is an AIPerf flag that aiperf-action does not support: a warmup of whole sessions"},
 		{"--bogus-flag", "unknown flag: --bogus-flag"},
 	} {

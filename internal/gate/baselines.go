@@ -11,6 +11,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/compare"
 	"github.com/aiperf-action/aiperf-action/internal/action"
 	"github.com/aiperf-action/aiperf-action/internal/baseline"
+	"github.com/aiperf-action/aiperf-action/internal/gputelemetry"
 	"github.com/aiperf-action/aiperf-action/internal/judge"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/run"
@@ -88,17 +89,37 @@ func (g *gate) compareScenario(ctx context.Context, c *comparer, sc *Scenario, l
 		return fmt.Errorf("scenario %q: %w", sc.Name, err)
 	}
 	sc.Compare = cr
-	if !sc.Paired {
-		// Against the newest stored run's: what the baseline was measured on.
-		var changes []string
-		sc.EnvHardware = false
-		for _, ch := range testbed.Diff(sc.Baseline[len(sc.Baseline)-1].Environment, sc.Candidate[0].Environment) {
-			changes = append(changes, ch.String())
-			sc.EnvHardware = sc.EnvHardware || ch.Hardware()
-		}
-		sc.EnvChanged = strings.Join(changes, "; ")
-	}
+	sc.EnvChanged, sc.EnvHardware = envChanges(sc)
 	return nil
+}
+
+// envChanges says what differs between the arms' machines: unpaired,
+// the candidate's against the newest stored run's fingerprint and GPUs;
+// paired, each pair's GPUs as their DCGM exporters saw them (a baseline
+// server on other GPUs, or at another clock, is another environment).
+func envChanges(sc *Scenario) (string, bool) {
+	var changes []string
+	seen := map[string]bool{}
+	hw := false
+	add := func(chs []testbed.Change) {
+		for _, ch := range chs {
+			if s := ch.String(); !seen[s] {
+				seen[s] = true
+				changes = append(changes, s)
+				hw = hw || ch.Hardware()
+			}
+		}
+	}
+	if !sc.Paired {
+		base := sc.Baseline[len(sc.Baseline)-1]
+		add(testbed.Diff(base.Environment, sc.Candidate[0].Environment))
+		add(gputelemetry.Diff(base.GPUTelemetry, sc.Candidate[0].GPUTelemetry))
+	} else {
+		for i := range min(len(sc.Baseline), len(sc.Candidate)) {
+			add(gputelemetry.Diff(sc.Baseline[i].GPUTelemetry, sc.Candidate[i].GPUTelemetry))
+		}
+	}
+	return strings.Join(changes, "; "), hw
 }
 
 // loadBaselines reads sc's stored baseline runs (as of the merge-base

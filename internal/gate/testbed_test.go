@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aiperf-action/aiperf-action/internal/gputelemetry/dcgmtest"
 )
 
 // withTestbed is a copy of config cfg that names its testbed.
@@ -134,5 +136,27 @@ func TestGateAcrossAToolUpgrade(t *testing.T) {
 	rep = read(t, filepath.Join(dir, "pr2", "report.md"))
 	if code == ExitError || !strings.Contains(rep, "runs of this PR against") || !strings.Contains(rep, "another hash of the same plan") {
 		t.Fatalf("across-upgrades: exit %d\n%s\n%s", code, rep, out)
+	}
+}
+
+// A slower PR whose GPUs ran at a lower SM clock than the baseline's (as
+// their DCGM exporter reports it: a locked clock, a power cap) is an
+// environment change, not the PR's regression: INCONCLUSIVE, the clocks
+// named. (TestGateReportsAnEnvironmentChange's control shows the same
+// slowdown FAILs when nothing changed.)
+func TestGateReportsAGPUClockChange(t *testing.T) {
+	skipVerdictUnderShort(t)
+	dir := t.TempDir()
+	exp := dcgmtest.Start(t, dcgmtest.H100s(1), []float64{300})
+	t.Setenv("AIPERF_GPU_DEFAULT_DCGM_ENDPOINTS", exp.URL)
+	t.Setenv("AIPERF_GPU_COLLECTION_INTERVAL", "0.05") // (the runs are a third of a second)
+	if code, out := gateLocal(t, "--config", tinyConfig(t, dir, "2ms"), "--mode", "refresh", "--results-dir", filepath.Join(dir, "seed"), "--commit", "base0000"); code != ExitOK {
+		t.Fatalf("refresh: exit %d\n%s", code, out)
+	}
+	exp.SetClocks(0, 1410, 2619)
+	code, out := gateLocal(t, "--config", tinyConfig(t, dir, "25ms"), "--results-dir", filepath.Join(dir, "clocked"))
+	rep := read(t, filepath.Join(dir, "clocked", "report.md"))
+	if code != ExitOK || !strings.Contains(rep, "Environment changed") || !strings.Contains(rep, "gpu SM clock p50 1980 MHz → 1410 MHz") {
+		t.Fatalf("SM clock 1980 → 1410: exit %d\n%s\n%s", code, rep, out)
 	}
 }

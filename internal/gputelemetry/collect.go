@@ -74,6 +74,7 @@ type Options struct {
 	Defaults []string      // tried always, left out quietly when they don't answer
 	Interval time.Duration // between scrapes
 	Extra    []Field       // fields a --gpu-telemetry CSV adds
+	Asked    bool          // --gpu-telemetry was given: none answering is a warning
 }
 
 // During scrapes the endpoints that answered until Stop.
@@ -83,6 +84,8 @@ type During struct {
 	interval time.Duration
 	live     []string
 	results  chan collected
+	got      []collected
+	tried    []string
 	warnings []string
 }
 
@@ -119,6 +122,7 @@ func Start(ctx context.Context, o Options) *During {
 			return
 		}
 		seen[u] = true
+		d.tried = append(d.tried, u)
 		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		r, err := scrapeOnce(pctx, hc, u, d.fields)
 		cancel()
@@ -140,6 +144,9 @@ func Start(ctx context.Context, o Options) *During {
 	}
 	for _, u := range o.Defaults {
 		try(u, false)
+	}
+	if len(d.live) == 0 && o.Asked && len(o.URLs) == 0 {
+		d.warnings = append(d.warnings, fmt.Sprintf("--gpu-telemetry: no DCGM exporter answered at %s: no GPU telemetry (give the exporter's address: --gpu-telemetry host:9400)", strings.Join(d.tried, ", ")))
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	d.cancel = cancel
@@ -163,29 +170,37 @@ func cmpDur(a, b time.Duration) time.Duration {
 // Live says how many endpoints are being scraped.
 func (d *During) Live() int { return len(d.live) }
 
-// Stop ends the scraping (each endpoint is scraped once more, so the
-// counters reach past the measurement's end) and summarises every GPU
-// over the window; outputTokens are the measurement's, for tokens per
-// joule. Nil when no endpoint was scraped.
-func (d *During) Stop(w Window, outputTokens int64) (*Telemetry, []string) {
+// Stop ends the scraping: each endpoint is scraped once more, so the
+// counters reach past the measurement's end.
+func (d *During) Stop() {
 	d.cancel()
-	if len(d.live) == 0 {
-		return nil, d.warnings
+	if d.results == nil {
+		return
 	}
 	byURL := map[string]collected{}
 	for range d.live {
 		c := <-d.results
 		byURL[c.url] = c
 	}
-	var cs []collected
+	d.results = nil
 	for _, u := range d.live {
-		cs = append(cs, byURL[u])
-		if c := byURL[u]; c.failures > 0 {
+		c := byURL[u]
+		d.got = append(d.got, c)
+		if c.failures > 0 {
 			d.warnings = append(d.warnings, fmt.Sprintf("GPU telemetry %s: %d of %d scrapes failed", u, c.failures, c.failures+len(c.readings)))
 		}
 	}
-	t := summarize(cs, d.fields, d.interval, w, outputTokens)
-	return t, append(d.warnings, t.Notes...)
+}
+
+// Summary summarises every GPU over the window, after Stop; outputTokens
+// are the measurement's, for tokens per joule. Nil when no endpoint was
+// scraped. The warnings include the summary's notes.
+func (d *During) Summary(w Window, outputTokens int64) (*Telemetry, []string) {
+	if len(d.got) == 0 {
+		return nil, d.warnings
+	}
+	t := summarize(d.got, d.tried, d.fields, d.interval, w, outputTokens)
+	return t, append(append([]string{}, d.warnings...), t.Notes...)
 }
 
 // scrapeLoop scrapes u every interval until ctx ends, then once more.

@@ -86,7 +86,7 @@ func TestEnergyOverTheWindowOnly(t *testing.T) {
 	exp.SetPower(0, 30)
 	exp.SetPower(1, 30)
 	time.Sleep(200 * time.Millisecond)
-	tel, warns := d.Stop(w, 3000)
+	tel, warns := stop(d, w, 3000)
 	if tel == nil {
 		t.Fatalf("no telemetry: %v", warns)
 	}
@@ -134,7 +134,7 @@ func TestXIDDuringTheWindow(t *testing.T) {
 	exp.SetXID(0, 79)
 	time.Sleep(100 * time.Millisecond)
 	w.End = time.Now()
-	tel, _ := d.Stop(w, 0)
+	tel, _ := stop(d, w, 0)
 	if got := tel.GPUs[0].XIDErrors; len(got) != 1 || got[0] != 79 {
 		t.Errorf("GPU 0 XIDs %v, want [79]", got)
 	}
@@ -159,7 +159,7 @@ func TestSameGPUsTwice(t *testing.T) {
 	w := Window{Start: time.Now()}
 	time.Sleep(300 * time.Millisecond)
 	w.End = time.Now()
-	tel, _ := d.Stop(w, 100)
+	tel, _ := stop(d, w, 100)
 	if len(tel.GPUs) != 2 || tel.GPUs[1].Duplicate != exp.URL {
 		t.Fatalf("GPUs %+v", tel.GPUs)
 	}
@@ -178,7 +178,7 @@ func TestEndpointsThatDontAnswer(t *testing.T) {
 	if d.Live() != 0 {
 		t.Fatal("an endpoint is live")
 	}
-	tel, warns := d.Stop(Window{}, 0)
+	tel, warns := stop(d, Window{}, 0)
 	if tel != nil {
 		t.Error("telemetry from nothing")
 	}
@@ -198,7 +198,7 @@ func TestWindowShorterThanAScrape(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	w.End = time.Now()
 	time.Sleep(400 * time.Millisecond)
-	tel, _ := d.Stop(w, 10)
+	tel, _ := stop(d, w, 10)
 	g := tel.GPUs[0]
 	if _, ok := g.Metrics["gpu_power_usage"]; ok {
 		t.Errorf("power statistics from no scrape inside: %+v", g.Metrics["gpu_power_usage"])
@@ -274,4 +274,9 @@ func TestReadMetricsCSV(t *testing.T) {
 	if _, err := ReadMetricsCSV(dir + "/none.csv"); err == nil || !strings.Contains(err.Error(), "--gpu-telemetry") {
 		t.Errorf("missing file: %v", err)
 	}
+}
+
+func stop(d *During, w Window, tokens int64) (*Telemetry, []string) {
+	d.Stop()
+	return d.Summary(w, tokens)
 }

@@ -15,12 +15,15 @@ type Window struct {
 
 // Telemetry is run.json's gpu_telemetry.
 type Telemetry struct {
-	IntervalS float64    `json:"interval_s"`
-	Start     string     `json:"start"`
-	End       string     `json:"end"`
-	WindowS   float64    `json:"window_s"`
-	Endpoints []Endpoint `json:"endpoints"`
-	GPUs      []GPU      `json:"gpus"`
+	IntervalS float64 `json:"interval_s"`
+	Start     string  `json:"start"`
+	End       string  `json:"end"`
+	WindowS   float64 `json:"window_s"`
+	// Configured are the endpoints tried (AIPerf's defaults with the ones
+	// given); Endpoints those that answered with GPUs and were scraped.
+	Configured []string   `json:"configured"`
+	Endpoints  []Endpoint `json:"endpoints"`
+	GPUs       []GPU      `json:"gpus"`
 	// Over every GPU (one GPU seen through two endpoints counted once):
 	// the measurement's energy and the output tokens per joule of it.
 	EnergyJ              *float64 `json:"energy_j,omitempty"`
@@ -76,8 +79,8 @@ type Stat struct {
 
 func ptr(v float64) *float64 { return &v }
 
-func summarize(cs []collected, fields []Field, interval time.Duration, w Window, outputTokens int64) *Telemetry {
-	t := &Telemetry{IntervalS: interval.Seconds(), Start: w.Start.UTC().Format(time.RFC3339Nano), End: w.End.UTC().Format(time.RFC3339Nano),
+func summarize(cs []collected, tried []string, fields []Field, interval time.Duration, w Window, outputTokens int64) *Telemetry {
+	t := &Telemetry{Configured: tried, IntervalS: interval.Seconds(), Start: w.Start.UTC().Format(time.RFC3339Nano), End: w.End.UTC().Format(time.RFC3339Nano),
 		WindowS: w.End.Sub(w.Start).Seconds(), Endpoints: []Endpoint{}, GPUs: []GPU{}}
 	energy, haveEnergy := 0.0, false
 	firstSeen := map[string]string{}

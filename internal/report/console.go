@@ -65,6 +65,9 @@ func Console(w io.Writer, r *result.Run) {
 		}
 		fmt.Fprintf(w, "Cancelled: %d requests (%s)\n", c.Cancelled, strings.Join(parts, ", "))
 	}
+	if r.GPUTelemetry != nil {
+		gpuConsole(w, r.GPUTelemetry)
+	}
 	th := r.ToolHealth
 	lag := "n/a"
 	if th.ScheduleLagMs != nil {

@@ -68,6 +68,8 @@ func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 		} else {
 			fmt.Fprintf(&b, "%s of this PR against %s (%s).\n\n", plural(s.CandidateCount(), "run"), EscapeMarkdown(s.BaselineSource), plural(s.BaselineCount(), "run"))
 			switch {
+			case s.EnvHardware && s.Paired:
+				fmt.Fprintf(&b, "⚠️ **Environment differs between the arms:** %s. The baseline server's GPUs are not the candidate's as their DCGM exporters report them, so a worsening here is no evidence against this PR: it reads INCONCLUSIVE, never FAIL.\n\n", EscapeMarkdown(s.EnvChanged))
 			case s.EnvHardware:
 				fmt.Fprintf(&b, "⚠️ **Environment changed:** %s. The machine or its drivers differ from the baseline's newest runs, so a worsening here is no evidence against this PR: it reads INCONCLUSIVE, never FAIL.\n\n", EscapeMarkdown(s.EnvChanged))
 			case s.EnvChanged != "":

@@ -73,6 +73,12 @@ func AIPerfJSON(r *Run, summary *metrics.Summary, startEnd [2]string, cliCommand
 		})
 	}
 	out["error_summary"] = errs
+	if t := r.GPUTelemetry; t != nil {
+		out["telemetry_data"] = t.AIPerfExport()
+		if t.OutputTokensPerJoule != nil {
+			out["output_tokens_per_joule"] = aiperfStat{"unit": "tokens/J", "avg": *t.OutputTokensPerJoule}
+		}
+	}
 	out["was_cancelled"] = r.Cancelled
 	out["start_time"], out["end_time"] = startEnd[0], startEnd[1]
 	out["input_config"] = map[string]any{

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aiperf-action/aiperf-action/internal/gputelemetry"
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/servermetrics"
@@ -52,7 +53,10 @@ type Run struct {
 	Environment *testbed.Environment `json:"environment,omitempty"`
 	// ServerMetrics summarises each scraped /metrics endpoint, by URL.
 	ServerMetrics map[string]ServerMetrics `json:"server_metrics,omitempty"`
-	Cancelled     bool                     `json:"was_cancelled"`
+	// GPUTelemetry is each GPU a DCGM exporter reported over the
+	// measurement (warmup left out), and its energy per output token.
+	GPUTelemetry *GPUTelemetry `json:"gpu_telemetry,omitempty"`
+	Cancelled    bool          `json:"was_cancelled"`
 	// Accepted, in a stored baseline run, says the regression it records
 	// was accepted: the pull request merged as its commit carried the
 	// accept label ("#12, labelled perf-regression-accepted").
@@ -260,6 +264,9 @@ func (r *Run) checkCounts() error {
 
 // ServerMetrics is one scraped endpoint over the run.
 type ServerMetrics = servermetrics.Endpoint
+
+// GPUTelemetry is the DCGM exporters' GPUs over the measurement.
+type GPUTelemetry = gputelemetry.Telemetry
 
 // Loaded is a run.json with the path it came from.
 type Loaded struct {

@@ -28,6 +28,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/controller"
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/gputelemetry"
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/result"
@@ -285,6 +286,7 @@ type gathered struct {
 	steal          *float64
 	serverMetrics  map[string]result.ServerMetrics
 	scrapeWarnings []string
+	gpus           *gputelemetry.During // stopped; summarised once the window is known
 }
 
 // gather sends the plan from the workers and takes in every record.
@@ -319,6 +321,9 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 	var scrape *servermetrics.During
 	if !p.NoServerMetrics {
 		scrape = servermetrics.Start(ctx, p.ServerMetrics, target)
+	}
+	if gt := r.parsed.GPU; !gt.Off {
+		g.gpus = gputelemetry.Start(ctx, gputelemetry.Options{URLs: gt.URLs, Defaults: gt.Defaults, Interval: gt.Interval, Extra: gt.Extra, Asked: p.ShowGPUTelemetry})
 	}
 	progress := opt.Progress
 	if progress == nil {
@@ -361,6 +366,9 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 	if scrape != nil {
 		g.serverMetrics, g.scrapeWarnings = scrape.Stop()
 	}
+	if g.gpus != nil {
+		g.gpus.Stop()
+	}
 	closeRecords(rw, g)
 	return g, nil
 }
@@ -402,6 +410,13 @@ func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted boo
 	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, r.leftovers...)
 	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, sum.TokenWarnings...)
 	run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, g.scrapeWarnings...)
+	if g.gpus != nil && !g.t0.IsZero() {
+		// The measurement: its first request sent to its last answer.
+		w := gputelemetry.Window{Start: g.t0.Add(time.Duration(sum.FirstSent)), End: g.t0.Add(time.Duration(sum.LastEnd))}
+		var warns []string
+		run.GPUTelemetry, warns = g.gpus.Summary(w, sum.TotalOSL)
+		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, warns...)
+	}
 	run.ToolHealth.PromptCache = servermetrics.PromptCacheOf(g.serverMetrics)
 	if !p.SharesPrefixes() { // (a profile that means its prompts to share prefixes is meant to hit the cache)
 		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, cacheWarning(run.ToolHealth.PromptCache)...)

@@ -134,3 +134,10 @@ func H100s(n int) []GPU {
 	}
 	return gs
 }
+
+// SetClocks changes GPU i's SM and memory clocks (MHz).
+func (e *Exporter) SetClocks(i int, sm, mem float64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.gpus[i].SMClock, e.gpus[i].MemClock = sm, mem
+}
