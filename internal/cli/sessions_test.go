@@ -3,6 +3,7 @@ package cli
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -342,5 +343,44 @@ func TestSessionsWithPrefixPrompts(t *testing.T) {
 		if r.ServerISL != r.ISL || (r.Turn == 0 && r.ISL != 16+32) {
 			t.Errorf("session %s turn %d: ISL %d (server %d); a first turn wants 16 + its 32-token prefix", r.SessionID, r.Turn, r.ISL, r.ServerISL)
 		}
+	}
+}
+
+// --num-warmup-sessions warms up with whole sessions (AIPerf's warmup
+// tutorial: --session-turns-mean 5 --num-warmup-sessions 10): that many
+// sessions of the profile's turns, history kept, left out of the metrics.
+func TestWarmupSessions(t *testing.T) {
+	_, url := startSim(t, time.Millisecond, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--session-turns-mean", "3",
+		"--num-warmup-sessions", "2", "--request-count", "6", "--isl", "8", "--osl", "2", "--random-seed", "5", "--artifact-dir", dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	sessions := map[string][]int{}
+	warm, prof := 0, 0
+	for _, r := range readRecords(t, dir) {
+		if r.Warmup {
+			warm++
+			sessions[r.SessionID] = append(sessions[r.SessionID], r.Turn)
+		} else {
+			prof++
+		}
+	}
+	if warm != 6 || prof != 6 || len(sessions) != 2 {
+		t.Fatalf("%d warmup requests in %d sessions (%v), %d profiling; want 2 sessions of 3 turns and 6", warm, len(sessions), sessions, prof)
+	}
+	for id, turns := range sessions {
+		if len(turns) != 3 || turns[0] != 0 || turns[2] != 2 {
+			t.Errorf("warmup session %s turns %v", id, turns)
+		}
+	}
+	run, _ := result.Read(dir)
+	if run.Counts.Requests != 6 || run.Counts.Warmup != 6 {
+		t.Errorf("counts %+v", run.Counts)
+	}
+	res = runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--num-warmup-sessions", "2", "--warmup-request-count", "3", "--artifact-dir", t.TempDir())
+	if res.code != ExitError || !strings.Contains(res.stderr, "--num-warmup-sessions and --warmup-request-count") {
+		t.Errorf("both: exit %d %s", res.code, res.stderr)
 	}
 }

@@ -58,6 +58,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.Float64Var(&p.BenchmarkDuration, "benchmark-duration", p.BenchmarkDuration, "seconds to send for (with --request-count too: whichever comes first)")
 	fs.Float64Var(&p.GracePeriod, "benchmark-grace-period", p.GracePeriod, "seconds to wait for in-flight requests after --benchmark-duration; the rest are cancelled")
 	fs.IntVar(&p.WarmupRequestCount, "warmup-request-count", p.WarmupRequestCount, "warmup requests before profiling (kept in records.jsonl, left out of metrics)")
+	fs.IntVar(&p.NumWarmupSessions, "num-warmup-sessions", p.NumWarmupSessions, "warmup of this many whole sessions (synthetic, --session-turns-mean/stddev turns each, history kept) before profiling; instead of --warmup-request-count")
 	fs.Float64Var(&p.WarmupDuration, "warmup-duration", p.WarmupDuration, "seconds of warmup before profiling")
 	fs.IntVar(&p.WarmupConcurrency, "warmup-concurrency", p.WarmupConcurrency, "warmup concurrency (default --concurrency)")
 	fs.Float64Var(&p.WarmupRequestRate, "warmup-request-rate", p.WarmupRequestRate, "warmup request rate (default --request-rate)")

@@ -54,6 +54,12 @@ func (p *Profile) checkArrivals(bad badf) {
 	if p.WarmupRequestCount > 0 && p.WarmupDuration > 0 {
 		bad("--warmup-request-count and --warmup-duration both set: give one")
 	}
+	if p.NumWarmupSessions < 0 {
+		bad("--num-warmup-sessions %d: must not be negative", p.NumWarmupSessions)
+	}
+	if p.NumWarmupSessions > 0 && p.WarmupRequestCount > 0 {
+		bad("--num-warmup-sessions and --warmup-request-count both set: give one (AIPerf's are exclusive too)")
+	}
 	if p.WarmupConcurrency < 0 || p.WarmupRequestRate < 0 {
 		bad("--warmup-concurrency and --warmup-request-rate must not be negative")
 	}
@@ -80,8 +86,8 @@ func (p *Profile) checkArrivals(bad badf) {
 	if p.FixedSchedule && p.NoFixedSchedule {
 		bad("--fixed-schedule and --no-fixed-schedule: give one")
 	}
-	if (p.WarmupConcurrency > 0 || p.WarmupRequestRate > 0) && p.WarmupRequestCount == 0 && p.WarmupDuration == 0 {
-		bad("--warmup-concurrency/--warmup-request-rate without --warmup-request-count or --warmup-duration")
+	if (p.WarmupConcurrency > 0 || p.WarmupRequestRate > 0) && p.WarmupRequestCount == 0 && p.WarmupDuration == 0 && p.NumWarmupSessions == 0 {
+		bad("--warmup-concurrency/--warmup-request-rate without --warmup-request-count, --warmup-duration or --num-warmup-sessions")
 	}
 	if p.RateRampDuration < 0 || p.ConcurrencyRampDuration < 0 {
 		bad("ramp durations must not be negative")

@@ -89,6 +89,7 @@ type Load struct {
 	BenchmarkDuration  float64 `json:"benchmark_duration"`   // --benchmark-duration, seconds; replaces --request-count
 	GracePeriod        float64 `json:"grace_period"`         // --benchmark-grace-period, seconds
 	WarmupRequestCount int     `json:"warmup_request_count"` // --warmup-request-count
+	NumWarmupSessions  int     `json:"num_warmup_sessions"`  // --num-warmup-sessions: warmup of whole sessions
 	WarmupDuration     float64 `json:"warmup_duration"`      // --warmup-duration, seconds
 	WarmupConcurrency  int     `json:"warmup_concurrency"`   // --warmup-concurrency; default --concurrency
 	WarmupRequestRate  float64 `json:"warmup_request_rate"`  // --warmup-request-rate; default --request-rate

@@ -164,7 +164,7 @@ func TestAIPerfOnlyFlagsAreNamed(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ arg, want string }{
 		{"--otel-url", "--otel-url is an AIPerf flag that aiperf-action does not support: OpenTelemetry, MLflow and Weights & Biases exporters are not built yet"},
-		{"--num-warmup-sessions", "--num-warmup-sessions is an AIPerf flag that aiperf-action does not support: a warmup of whole sessions"},
+		{"--video-width", "--video-width is an AIPerf flag that aiperf-action does not support: video synthesis is not supported yet"},
 		{"--bogus-flag", "unknown flag: --bogus-flag"},
 	} {
 		p := DefaultProfile

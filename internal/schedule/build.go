@@ -57,7 +57,7 @@ func Build(p *config.Profile, seed uint64) (*Plan, error) {
 		b.systemISL = tok.Count(p.SystemPrompt)
 	}
 	plan := &Plan{Seed: seed, Tokenizer: tok}
-	if p.WarmupRequestCount > 0 || p.WarmupDuration > 0 {
+	if p.WarmupRequestCount > 0 || p.WarmupDuration > 0 || p.NumWarmupSessions > 0 {
 		// Warmup draws from its own seed, so adding a warmup never changes
 		// the profiling plan.
 		plan.Phases = append(plan.Phases, *b.warmup(seeds.Root(seed, seeds.StreamWarmup)))
@@ -119,6 +119,19 @@ func (b *builder) warmup(seed uint64) *Phase {
 	}
 	ph.Ceiling = conc
 	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: seeds.PayloadSeed(seed, p.Repeat), synthetic: true}
+	ph.gen = g
+	if p.NumWarmupSessions > 0 {
+		// Whole synthetic sessions, laid out as the profiling phase lays
+		// out its own (closed, or each starting on the warmup's rate).
+		q := *p
+		q.ConversationNum, q.RequestCountSet, q.RequestCount, q.BenchmarkDuration = p.NumWarmupSessions, false, 0, p.WarmupDuration
+		q.RequestRate, q.ArrivalPattern, q.RateRampDuration = rate, pattern, rateRamp
+		q.InputFile, q.CustomDatasetType, q.PublicDataset, q.FixedSchedule, q.UserCentricRate = "", "", "", false, 0
+		if err := g.layout(ph, &q, seed); err == nil {
+			return ph
+		}
+		// (Validate refused what layout can't lay out.)
+	}
 	ph.Count = p.WarmupRequestCount
 	if rate > 0 {
 		ph.Open, ph.Rate = true, rate
@@ -134,7 +147,6 @@ func (b *builder) warmup(seed uint64) *Phase {
 	} else if ph.Count == 0 {
 		ph.Cycle, ph.Count = true, p.NumDatasetEntries
 	}
-	ph.gen = g
 	return ph
 }
 
