@@ -218,9 +218,7 @@ func init() {
 	for reason, names := range map[string][]string{
 		"AIPerf's radix-tree trace synthesis is not built here (--synthesis-speedup-ratio, --synthesis-max-isl and --synthesis-max-osl are)": {
 			"synthesis-prefix-len-multiplier", "synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier", "synthesis-output-len-multiplier"},
-		"batched text inputs (several prompts a request) are not supported yet": {"batch-size-text", "prompt-batch-size", "batch-size"},
-		"export levels are not supported yet: run.json, records.jsonl, inputs.json and the profile_export files are always written": {
-			"export-level", "profile-export-prefix", "profile-export-file"},
+		"batched text inputs (several prompts a request) are not supported yet":                        {"batch-size-text", "prompt-batch-size", "batch-size"},
 		"server metrics are written in one form here (run.json's server_metrics)":                      {"server-metrics-formats"},
 		"several runs and their confidence are the gate's repeats here (aiperf-action gate, repeats:)": {"num-profile-runs", "confidence-level", "profile-run-cooldown-seconds", "profile-run-disable-warmup-after-first"},
 		"AIPerf's record-processor services are not part of this tool":                                 {"record-processors"},

@@ -120,6 +120,10 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.UseServerTokenCount, "use-server-token-count", p.UseServerTokenCount, "take ISL/OSL from the server's usage (adds stream_options.include_usage to streams)")
 	fs.StringArrayVar(&p.ServerMetrics, "server-metrics", p.ServerMetrics, "Prometheus /metrics URL to scrape during the run (repeatable; default <url>/metrics when it answers)")
 	fs.BoolVar(&p.NoServerMetrics, "no-server-metrics", p.NoServerMetrics, "don't scrape the server's /metrics")
+	fs.StringVar(&p.ExportLevel, "export-level", p.ExportLevel, "AIPerf's export files: summary (profile_export_aiperf.json and .csv) or records (and profile_export.jsonl, one line a request in AIPerf's shape; default); run.json, records.jsonl and inputs.json are always written")
+	fs.StringVar(&p.ExportLevel, "profile-export-level", p.ExportLevel, "alias of --export-level (AIPerf's name)")
+	fs.StringVar(&p.ExportPrefix, "profile-export-prefix", p.ExportPrefix, "name AIPerf's export files P.json, P.csv and P.jsonl instead of profile_export_aiperf.json/.csv and profile_export.jsonl")
+	fs.StringVar(&p.ExportPrefix, "profile-export-file", p.ExportPrefix, "alias of --profile-export-prefix (AIPerf's name)")
 	fs.Var(&gpuTelemetryFlag{p}, "gpu-telemetry", "DCGM exporter URLs (host:port or http://host:port/metrics) to scrape for GPU telemetry besides localhost:9400 and :9401, which are always tried; a .csv of DCGM fields (dcgm-exporter's counters file) to add; \"dashboard\" accepted (the summary table is printed); bare: print the table")
 	fs.Lookup("gpu-telemetry").NoOptDefVal = gpuTelemetryOn
 	fs.BoolVar(&p.NoGPUTelemetry, "no-gpu-telemetry", p.NoGPUTelemetry, "don't scrape any DCGM exporter")
@@ -176,7 +180,7 @@ var flagGroups = map[string][]string{
 	"Load generator": {"num-users", "user-centric-rate", "prefill-concurrency", "concurrency", "request-count", "request-rate", "arrival-pattern", "arrival-smoothness", "benchmark-duration",
 		"benchmark-grace-period", "warmup-request-count", "warmup-duration", "warmup-concurrency", "warmup-request-rate",
 		"request-rate-ramp-duration", "concurrency-ramp-duration", "request-cancellation-rate", "request-cancellation-delay"},
-	"Output":         {"output-artifact-dir", "artifact-dir", "slice-duration", "goodput", "max-error-rate"},
+	"Output":         {"output-artifact-dir", "artifact-dir", "slice-duration", "goodput", "max-error-rate", "export-level", "profile-export-level", "profile-export-prefix", "profile-export-file"},
 	"Server metrics": {"server-metrics", "no-server-metrics", "use-server-token-count", "gpu-telemetry", "no-gpu-telemetry"},
 	"Tool":           {"workers"},
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"github.com/aiperf-action/aiperf-action/internal/gputelemetry"
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
+	"github.com/aiperf-action/aiperf-action/internal/result"
 )
 
 // Endpoint types (endpoint.Types has them all).
@@ -202,6 +203,8 @@ type Output struct {
 	ShowGPUTelemetry bool     `json:"show_gpu_telemetry"` // --gpu-telemetry given: print its table
 	NoGPUTelemetry   bool     `json:"no_gpu_telemetry"`   // --no-gpu-telemetry: scrape no DCGM exporter
 	ArtifactDir      string   `json:"artifact_dir"`       // --artifact-dir
+	ExportLevel      string   `json:"export_level"`       // --export-level: summary or records (AIPerf's default)
+	ExportPrefix     string   `json:"export_prefix"`      // --profile-export-prefix: AIPerf's export files' name
 	Goodput          string   `json:"goodput"`            // --goodput "metric:value ..."
 	Workers          int      `json:"workers"`            // --workers; 0 picks a default from CPUs and concurrency
 	WorkersMax       int      `json:"workers_max"`        // --workers-max: a ceiling on the default worker count (AIPerf's)
@@ -360,8 +363,9 @@ type Resolved struct {
 	Headers [][2]string
 	SLOs    []metrics.SLO
 	Extra   map[string]json.RawMessage
-	Mix     []dataset.Bucket // --sequence-distribution's buckets (none: one normal each)
-	GPU     GPUTelemetry     // what --gpu-telemetry and AIPerf's AIPERF_GPU_* settings say
+	Mix     []dataset.Bucket   // --sequence-distribution's buckets (none: one normal each)
+	GPU     GPUTelemetry       // what --gpu-telemetry and AIPerf's AIPERF_GPU_* settings say
+	Exports result.ExportNames // AIPerf's export files' names (--profile-export-prefix)
 }
 
 // GPUTelemetry is the DCGM exporters a run scrapes and how.
@@ -406,6 +410,16 @@ func (p *Profile) Resolve() (*Resolved, error) {
 		}
 	}
 	r.GPU = p.resolveGPUTelemetry(bad)
+	switch p.ExportLevel {
+	case "", result.ExportSummary, result.ExportRecords:
+	case "raw":
+		bad("--export-level raw: the workers keep no response bodies (inputs.json has every request body, records.jsonl every timing and error): give summary or records")
+	default:
+		bad("--export-level %q: want summary, records or raw", p.ExportLevel)
+	}
+	if r.Exports, err = result.ExportNamesFor(p.ExportPrefix); err != nil {
+		bad("%v", err)
+	}
 	if p.SystemPromptFile != "" {
 		if p.SystemPrompt != "" {
 			bad("--system-prompt and --system-prompt-file: give one")

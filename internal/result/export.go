@@ -132,21 +132,18 @@ func AIPerfCSV(r *Run) ([]byte, error) {
 	return buf.Bytes(), w.Error()
 }
 
-// RecordWriter streams records.jsonl into a temp file and renames it into
-// place on Close, so an interrupted run still leaves a complete file of the
-// records that arrived.
-type RecordWriter struct {
+// stream is a file written through a temp file in its folder and renamed
+// into place on Close, so an interrupted run still leaves a complete file
+// of what arrived, and never half of one under the final name.
+type stream struct {
 	path string
 	f    *os.File
 	bw   *bufio.Writer
-	enc  *json.Encoder
 	err  error
 }
 
-// NewRecordWriter starts records.jsonl in dir.
-func NewRecordWriter(dir string) (*RecordWriter, error) {
-	path := filepath.Join(dir, RecordsFile)
-	f, err := os.CreateTemp(dir, "."+RecordsFile+".tmp-*")
+func newStream(dir, name string) (*stream, error) {
+	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
 	if err != nil {
 		return nil, err
 	}
@@ -155,19 +152,11 @@ func NewRecordWriter(dir string) (*RecordWriter, error) {
 		os.Remove(f.Name())
 		return nil, err
 	}
-	bw := bufio.NewWriterSize(f, 256<<10)
-	return &RecordWriter{path: path, f: f, bw: bw, enc: json.NewEncoder(bw)}, nil
-}
-
-// Write appends one record.
-func (w *RecordWriter) Write(r *record.Record) {
-	if w.err == nil {
-		w.err = w.enc.Encode(r)
-	}
+	return &stream{path: filepath.Join(dir, name), f: f, bw: bufio.NewWriterSize(f, 256<<10)}, nil
 }
 
 // Close flushes and renames the file into place.
-func (w *RecordWriter) Close() error {
+func (w *stream) Close() error {
 	if err := w.bw.Flush(); err != nil && w.err == nil {
 		w.err = err
 	}
@@ -179,6 +168,28 @@ func (w *RecordWriter) Close() error {
 		return w.err
 	}
 	return os.Rename(w.f.Name(), w.path)
+}
+
+// RecordWriter streams records.jsonl (see stream).
+type RecordWriter struct {
+	*stream
+	enc *json.Encoder
+}
+
+// NewRecordWriter starts records.jsonl in dir.
+func NewRecordWriter(dir string) (*RecordWriter, error) {
+	s, err := newStream(dir, RecordsFile)
+	if err != nil {
+		return nil, err
+	}
+	return &RecordWriter{stream: s, enc: json.NewEncoder(s.bw)}, nil
+}
+
+// Write appends one record.
+func (w *RecordWriter) Write(r *record.Record) {
+	if w.err == nil {
+		w.err = w.enc.Encode(r)
+	}
 }
 
 // ReadRecords reads every record of a records.jsonl, warmup included.

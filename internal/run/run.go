@@ -153,7 +153,7 @@ func Profile(ctx context.Context, p *config.Profile, opt Options) (*Result, erro
 	}
 	// What the run will write must be writable there, before any load: a
 	// folder in the way of a file is found now, not after the run.
-	for _, name := range []string{result.RunFile, result.RecordsFile, result.ExportJSON, result.ExportCSV, result.InputsFile} {
+	for _, name := range []string{result.RunFile, result.RecordsFile, parsed.Exports.JSON, parsed.Exports.CSV, parsed.Exports.Records, result.InputsFile} {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && !fi.Mode().IsRegular() {
 			return nil, Failf("--artifact-dir %s: %s is not a regular file (a %s): the run could not write it", dir, name, fi.Mode().Type())
 		}
@@ -178,6 +178,11 @@ func Profile(ctx context.Context, p *config.Profile, opt Options) (*Result, erro
 const (
 	recordBytes      = 300
 	recordChunkBytes = 11
+	// and in AIPerf's profile_export.jsonl (--export-level records), about
+	// 900 and 14 a chunk (its inter-chunk latencies): 1,810 bytes a line
+	// measured at 64 tokens, against records.jsonl's 1,011.
+	aiperfRecordBytes      = 900
+	aiperfRecordChunkBytes = 14
 )
 
 // roomForRecords compares the free space in dir with what records.jsonl
@@ -197,13 +202,19 @@ func roomForRecords(dir string, p *config.Profile, plan *schedule.Plan, logf fun
 	if p.Streaming {
 		per += recordChunkBytes * uint64(max(p.OSLMean, 0))
 	}
+	if p.ExportLevel != result.ExportSummary {
+		per += aiperfRecordBytes
+		if p.Streaming {
+			per += aiperfRecordChunkBytes * uint64(max(p.OSLMean, 0))
+		}
+	}
 	need := uint64(n) * per
 	free, ok := sysstat.FreeBytes(dir)
 	if !ok || free >= need {
 		return nil
 	}
 	mb := func(b uint64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
-	msg := fmt.Sprintf("--artifact-dir %s has %s free; records.jsonl will take about %s for %d requests", dir, mb(free), mb(need), n)
+	msg := fmt.Sprintf("--artifact-dir %s has %s free; records.jsonl (and AIPerf's per-request export, unless --export-level summary) will take about %s for %d requests", dir, mb(free), mb(need), n)
 	if free < need/2 {
 		return Failf("%s: free some space or choose another folder", msg)
 	}
@@ -268,7 +279,7 @@ func (r *profileRun) execute(ctx context.Context) (*Result, error) {
 		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, "run failed: "+runErr.Error())
 	}
 	res.Run, res.Summary = run, sum
-	if res.JSON, err = writeArtifacts(dir, run, sum, startEnd, r.opt.Cmdline); err != nil {
+	if res.JSON, err = writeArtifacts(dir, r.parsed.Exports, run, sum, startEnd, r.opt.Cmdline); err != nil {
 		return nil, Failf("write artifacts in %s: %v", dir, err)
 	}
 	return res, r.verdict(sum, runErr, interrupted, received)
@@ -313,6 +324,12 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 	if err != nil {
 		return nil, Failf("write records.jsonl: %v", err)
 	}
+	var aw *result.AIPerfRecordWriter // AIPerf's profile_export.jsonl, at --export-level records
+	if p.ExportLevel != result.ExportSummary {
+		if aw, err = result.NewAIPerfRecordWriter(r.dir, r.parsed.Exports.Records, func() time.Time { return g.t0 }); err != nil {
+			return nil, Failf("write %s: %v", r.parsed.Exports.Records, err)
+		}
+	}
 	for _, ph := range plan.Phases {
 		if !ph.Cycle {
 			g.total += ph.Len()
@@ -351,6 +368,9 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 		OnRecord: func(rec *record.Record) {
 			g.agg.Add(rec)
 			rw.Write(rec)
+			if aw != nil {
+				aw.Write(rec)
+			}
 			if opt.KeepRecords {
 				r.res.Records = append(r.res.Records, *rec)
 			}
@@ -370,6 +390,11 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 		g.gpus.Stop()
 	}
 	closeRecords(rw, g)
+	if aw != nil {
+		if err := aw.Close(); err != nil {
+			g.scrapeWarnings = append(g.scrapeWarnings, fmt.Sprintf("write %s: %v (records.jsonl has every record)", r.parsed.Exports.Records, err))
+		}
+	}
 	return g, nil
 }
 
@@ -471,7 +496,7 @@ func Kinds(m map[string]int) string {
 
 // writeArtifacts writes run.json and AIPerf's exports; it returns
 // run.json's bytes.
-func writeArtifacts(dir string, run *result.Run, sum *metrics.Summary, startEnd [2]string, cmdline string) ([]byte, error) {
+func writeArtifacts(dir string, names result.ExportNames, run *result.Run, sum *metrics.Summary, startEnd [2]string, cmdline string) ([]byte, error) {
 	js, err := result.Encode(run)
 	if err != nil {
 		return nil, err
@@ -483,14 +508,14 @@ func writeArtifacts(dir string, run *result.Run, sum *metrics.Summary, startEnd 
 	if err != nil {
 		return nil, err
 	}
-	if err := result.WriteFileAtomic(filepath.Join(dir, result.ExportJSON), b); err != nil {
+	if err := result.WriteFileAtomic(filepath.Join(dir, names.JSON), b); err != nil {
 		return nil, err
 	}
 	c, err := result.AIPerfCSV(run)
 	if err != nil {
 		return nil, err
 	}
-	return js, result.WriteFileAtomic(filepath.Join(dir, result.ExportCSV), c)
+	return js, result.WriteFileAtomic(filepath.Join(dir, names.CSV), c)
 }
 
 // durationBound reports whether a phase ends at its duration rather than
