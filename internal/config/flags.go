@@ -93,6 +93,15 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.Float64Var(&p.ImageHeightMean, "image-height-mean", p.ImageHeightMean, "synthetic images: height in pixels, mean")
 	fs.Float64Var(&p.ImageHeightStddev, "image-height-stddev", p.ImageHeightStddev, "synthetic images: height, stddev")
 	fs.StringVar(&p.ImageFormat, "image-format", p.ImageFormat, "synthetic images: png, jpeg or random (each image one of the two)")
+	fs.IntVar(&p.VideoWidth, "video-width", p.VideoWidth, "synthetic video: frame width in pixels (with --video-height; both turn video on, encoded by ffmpeg)")
+	fs.IntVar(&p.VideoHeight, "video-height", p.VideoHeight, "synthetic video: frame height in pixels")
+	fs.IntVar(&p.VideoFPS, "video-fps", p.VideoFPS, "synthetic video: frames per second")
+	fs.Float64Var(&p.VideoDuration, "video-duration", p.VideoDuration, "synthetic video: seconds a clip")
+	fs.StringVar(&p.VideoSynthType, "video-synth-type", p.VideoSynthType, "synthetic video: moving_shapes, grid_clock (a grid, a hand, the frame number) or noise")
+	fs.StringVar(&p.VideoFormat, "video-format", p.VideoFormat, "synthetic video: container, webm or mp4")
+	fs.StringVar(&p.VideoCodec, "video-codec", p.VideoCodec, "synthetic video: the ffmpeg encoder (libvpx-vp9, libx264, libx265, …)")
+	fs.IntVar(&p.VideoBatchSize, "video-batch-size", p.VideoBatchSize, "synthetic video: clips a request")
+	fs.IntVar(&p.VideoBatchSize, "batch-size-video", p.VideoBatchSize, "synthetic video: clips a request (--video-batch-size)")
 	fs.IntVar(&p.ImageBatchSize, "image-batch-size", p.ImageBatchSize, "synthetic images: images a request")
 	fs.IntVar(&p.ImageBatchSize, "batch-size-image", p.ImageBatchSize, "synthetic images: images a request (--image-batch-size)")
 	fs.Float64Var(&p.AudioLengthMean, "audio-length-mean", p.AudioLengthMean, "synthetic audio: clip length in seconds, mean (audio in every chat request)")
@@ -170,6 +179,7 @@ var flagGroups = map[string][]string{
 		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length", "system-prompt", "system-prompt-file", "user-context-prompt-length",
 		"audio-length-mean", "audio-length-stddev", "audio-format", "audio-sample-rates", "audio-depths", "audio-num-channels", "audio-batch-size", "batch-size-audio",
 		"image-width-mean", "image-width-stddev", "image-height-mean", "image-height-stddev", "image-format", "image-batch-size", "batch-size-image",
+		"video-width", "video-height", "video-fps", "video-duration", "video-synth-type", "video-format", "video-codec", "video-batch-size", "batch-size-video",
 		"rankings-passages-mean", "rankings-passages-stddev", "rankings-passages-prompt-token-mean", "rankings-passages-prompt-token-stddev",
 		"rankings-query-prompt-token-mean", "rankings-query-prompt-token-stddev",
 		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "dataset-sampling-strategy", "isl-block-size", "synthesis-speedup-ratio", "synthesis-max-isl", "synthesis-max-osl", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
@@ -178,7 +188,7 @@ var flagGroups = map[string][]string{
 		"conversation-turn-delay-mean", "conversation-turn-delay-stddev", "conversation-turn-delay-ratio"},
 	"Tokenizer": {"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code"},
 	"Load generator": {"num-users", "user-centric-rate", "prefill-concurrency", "concurrency", "request-count", "request-rate", "arrival-pattern", "arrival-smoothness", "benchmark-duration",
-		"benchmark-grace-period", "warmup-request-count", "warmup-duration", "warmup-concurrency", "warmup-request-rate",
+		"benchmark-grace-period", "warmup-request-count", "num-warmup-sessions", "warmup-duration", "warmup-concurrency", "warmup-request-rate",
 		"request-rate-ramp-duration", "concurrency-ramp-duration", "request-cancellation-rate", "request-cancellation-delay"},
 	"Output":         {"output-artifact-dir", "artifact-dir", "slice-duration", "goodput", "max-error-rate", "export-level", "profile-export-level", "profile-export-prefix", "profile-export-file"},
 	"Server metrics": {"server-metrics", "no-server-metrics", "use-server-token-count", "gpu-telemetry", "no-gpu-telemetry"},

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/dataset"
@@ -234,6 +235,7 @@ func (p *Profile) checkSessions(bad badf) {
 
 // checkMedia checks synthetic images and audio.
 func (p *Profile) checkMedia(bad badf) {
+	p.checkVideo(bad)
 	switch {
 	case p.ImageWidthMean < 0 || p.ImageHeightMean < 0 || p.ImageWidthStddev < 0 || p.ImageHeightStddev < 0 ||
 		math.IsNaN(p.ImageWidthMean+p.ImageHeightMean+p.ImageWidthStddev+p.ImageHeightStddev):
@@ -350,4 +352,40 @@ func fetchShareGPT() (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	return hub.FromEnv().File(ctx, hub.Dataset, dataset.ShareGPTRepo, "main", dataset.ShareGPTFile)
+}
+
+// checkVideo checks the --video-* flags, and that ffmpeg is there with
+// the encoder asked for, before any load.
+func (p *Profile) checkVideo(bad badf) {
+	set := p.VideoWidth != 0 || p.VideoHeight != 0
+	switch {
+	case !set:
+		return
+	case p.VideoWidth <= 0 || p.VideoHeight <= 0:
+		bad("--video-width and --video-height go together (a clip's size), each at least 1")
+	case p.VideoWidth > dataset.MaxVideoSide || p.VideoHeight > dataset.MaxVideoSide:
+		bad("--video-width and --video-height: at most %d pixels", dataset.MaxVideoSide)
+	case p.VideoWidth%2 != 0 || p.VideoHeight%2 != 0:
+		bad("--video-width %d --video-height %d: even sides (the encoders' 4:2:0 chroma halves them)", p.VideoWidth, p.VideoHeight)
+	case p.VideoFPS < 1 || p.VideoFPS > 120:
+		bad("--video-fps %d: want 1 to 120", p.VideoFPS)
+	case !(p.VideoDuration > 0) || p.VideoDuration > dataset.MaxVideoSeconds:
+		bad("--video-duration %g: want more than 0 and at most %d seconds", p.VideoDuration, dataset.MaxVideoSeconds)
+	case !slices.Contains(dataset.VideoSynths, p.VideoSynthType):
+		bad("--video-synth-type %q: want %s", p.VideoSynthType, strings.Join(dataset.VideoSynths, ", "))
+	case p.VideoFormat != "webm" && p.VideoFormat != "mp4":
+		bad("--video-format %q: want webm or mp4", p.VideoFormat)
+	case p.VideoBatchSize < 1 || p.VideoBatchSize > 16:
+		bad("--video-batch-size %d: want 1 to 16 clips a request", p.VideoBatchSize)
+	case p.InputFile != "":
+		bad("the --video-* flags make synthetic video: an --input-file gives its own (\"video\", \"videos\")")
+	case p.EndpointType != EndpointChat:
+		bad("synthetic video goes in a chat's content parts (video_url): it needs --endpoint-type chat")
+	case p.MultiTurn():
+		bad("synthetic video with multi-turn sessions is not supported yet")
+	default:
+		if err := dataset.CheckVideoCodec(p.VideoCodec); err != nil {
+			bad("--video-codec %s: %v", p.VideoCodec, err)
+		}
+	}
 }

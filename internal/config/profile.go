@@ -165,6 +165,17 @@ type Synthetic struct {
 	ImageHeightStddev float64 `json:"image_height_stddev"`
 	ImageFormat       string  `json:"image_format"` // png, jpeg or random
 	ImageBatchSize    int     `json:"image_batch_size"`
+	// Synthetic video (AIPerf's --video-* flags): VideoBatchSize clips a
+	// request of VideoDuration seconds at VideoFPS, drawn from the seed
+	// and encoded by ffmpeg; none while the width or height is 0.
+	VideoWidth     int     `json:"video_width"`
+	VideoHeight    int     `json:"video_height"`
+	VideoFPS       int     `json:"video_fps"`
+	VideoDuration  float64 `json:"video_duration"`
+	VideoSynthType string  `json:"video_synth_type"` // moving_shapes, grid_clock or noise
+	VideoFormat    string  `json:"video_format"`     // webm or mp4
+	VideoCodec     string  `json:"video_codec"`      // an ffmpeg encoder
+	VideoBatchSize int     `json:"video_batch_size"`
 	// Synthetic audio (AIPerf's --audio-* flags): AudioBatchSize clips a
 	// request of a normal length in seconds, WAV, a sample rate and depth
 	// drawn from the lists; none while the length mean is 0.
@@ -232,6 +243,12 @@ var DefaultProfile = Profile{
 		ISLMean:                   550,
 		ImageFormat:               "png",
 		ImageBatchSize:            1,
+		VideoFPS:                  4,
+		VideoDuration:             5,
+		VideoSynthType:            "moving_shapes",
+		VideoFormat:               "webm",
+		VideoCodec:                "libvpx-vp9",
+		VideoBatchSize:            1,
 		AudioFormat:               "wav",
 		AudioSampleRates:          []float64{16},
 		AudioDepths:               []int{16},
@@ -255,6 +272,14 @@ func (p *Profile) transcription() bool {
 
 // Audio reports synthetic audio in the requests.
 func (p *Profile) Audio() bool { return p.AudioLengthMean > 0 }
+
+// Video reports synthetic video in the requests.
+func (p *Profile) Video() bool { return p.VideoWidth > 0 && p.VideoHeight > 0 }
+
+// VideoSpec is the synthetic clips' shape.
+func (p *Profile) VideoSpec() dataset.VideoSpec {
+	return dataset.VideoSpec{Width: p.VideoWidth, Height: p.VideoHeight, FPS: p.VideoFPS, Seconds: p.VideoDuration, Synth: p.VideoSynthType, Format: p.VideoFormat, Codec: p.VideoCodec}
+}
 
 // Images reports synthetic images in the requests.
 func (p *Profile) Images() bool { return p.ImageWidthMean > 0 && p.ImageHeightMean > 0 }

@@ -24,10 +24,11 @@ type builder struct {
 	extra      map[string]json.RawMessage
 	mix        []dataset.Bucket // --sequence-distribution's
 	tok        *tokenizer.Tokenizer
-	rankings   bool // a rankings endpoint: each request a query and passages
-	imagesOnly bool // an image_retrieval endpoint: each request its images, no text
-	audioOnly  bool // an audio_transcription endpoint: each request a clip, no text
-	systemISL  int  // the tokens of --system-prompt (0: none)
+	rankings   bool     // a rankings endpoint: each request a query and passages
+	imagesOnly bool     // an image_retrieval endpoint: each request its images, no text
+	audioOnly  bool     // an audio_transcription endpoint: each request a clip, no text
+	systemISL  int      // the tokens of --system-prompt (0: none)
+	videos     []string // the synthetic clips (--video-*), as data URLs
 }
 
 // Build makes the plan for p with seed. It decides every phase's shape and
@@ -57,6 +58,18 @@ func Build(p *config.Profile, seed uint64) (*Plan, error) {
 		b.systemISL = tok.Count(p.SystemPrompt)
 	}
 	plan := &Plan{Seed: seed, Tokenizer: tok}
+	if p.Video() {
+		// The clips go in the bodies, so they are made before any phase's
+		// first entry is: one a dataset entry, no more than the requests
+		// need (a duration's pool cycles through the entries).
+		requests := p.NumDatasetEntries
+		if p.BenchmarkDuration == 0 || p.RequestCountSet {
+			requests = p.RequestCount + p.WarmupRequestCount
+		}
+		if err := b.videoPool(seed, requests); err != nil {
+			return nil, err
+		}
+	}
 	if p.WarmupRequestCount > 0 || p.WarmupDuration > 0 || p.NumWarmupSessions > 0 {
 		// Warmup draws from its own seed, so adding a warmup never changes
 		// the profiling plan.

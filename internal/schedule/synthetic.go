@@ -36,6 +36,9 @@ func (s *synthetic) prompt(i int, pos at, keep bool) (prompt, error) {
 			return pr, err
 		}
 	}
+	if p.Video() && keep {
+		pr.videos = g.b.videosOf(i)
+	}
 	if len(g.prefixes) > 0 {
 		pre := g.prefixes[seeds.Draw(g.prefixPicks, uint64(i)).IntN(len(g.prefixes))]
 		pr.ISL += p.PrefixPromptLength
@@ -186,4 +189,37 @@ func (g *gen) shapes(p *config.Profile, seed uint64) {
 	if p.SharedSystemPromptLength > 0 {
 		g.system = words(p.SharedSystemPromptLength, math.MaxUint64)
 	}
+}
+
+// videosOf is synthetic request i's clips (--video-*): the next
+// --video-batch-size of the pool, in turn (the pool is made before the
+// load: encoding is no work for a worker's hot path).
+func (b *builder) videosOf(i int) []string {
+	n := len(b.videos)
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, b.p.VideoBatchSize)
+	for j := range out {
+		out[j] = b.videos[(i*b.p.VideoBatchSize+j)%n]
+	}
+	return out
+}
+
+// videoPool encodes the plan's clips, one a dataset entry (at most
+// --num-dataset-entries, and no more than the requests need), each from
+// its own seed under the repeat's payload seed.
+func (b *builder) videoPool(seed uint64, requests int) error {
+	p := b.p
+	n := min(max(p.NumDatasetEntries, 1), max(requests*p.VideoBatchSize, 1))
+	root := seeds.Root(seeds.PayloadSeed(seed, p.Repeat), seeds.StreamVideo)
+	b.videos = make([]string, n)
+	for k := range n {
+		u, err := dataset.SyntheticVideo(p.VideoSpec(), root, k)
+		if err != nil {
+			return fmt.Errorf("synthetic video %d of %d: %w", k+1, n, err)
+		}
+		b.videos[k] = u
+	}
+	return nil
 }

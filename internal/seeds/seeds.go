@@ -28,6 +28,7 @@ const (
 	StreamRankings                 // synthetic rankings requests: request i's lengths and words are its own source
 	StreamImages                   // synthetic images: request i's sizes and pixels are its own source
 	StreamAudio                    // synthetic audio: request i's lengths and samples are its own source
+	StreamVideo                    // synthetic video: clip k of the pool is its own source
 )
 
 // The one recipe, from (root seed, stream, index) to a PCG source, kept in
@@ -53,6 +54,7 @@ var salts = map[uint64]uint64{
 	StreamRankings:      0x2545f4914f6cdd1d ^ 0x9e3779b9,
 	StreamImages:        0x5851f42d4c957f2d ^ 0x85ebca6b,
 	StreamAudio:         0xd6e8feb86659fd93 ^ 0xc2b2ae35,
+	StreamVideo:         0xbf58476d1ce4e5b9 ^ 0x27d4eb2f,
 }
 
 const phi = 0x9e3779b97f4a7c15 // 2^64 / the golden ratio
