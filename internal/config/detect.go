@@ -10,7 +10,8 @@ import (
 // detectDatasetType is the dataset type of an --input-file given without
 // --custom-dataset-type, as AIPerf tells it from the first line: a line of
 // "messages" is a raw request body (raw_payload), a line of "turns" a
-// conversation (multi_turn); anything else stays plain JSONL, whose reader
+// conversation (multi_turn), one of "captureData" and "eventMetadata" a
+// SageMaker data capture; anything else stays plain JSONL, whose reader
 // names what a line lacks. A folder, or a file that can't be read, is left
 // to the reader, which says so.
 func detectDatasetType(path string) string {
@@ -32,7 +33,11 @@ func detectDatasetType(path string) string {
 		}
 		isList := func(k string) bool { v, ok := m[k]; return ok && bytes.HasPrefix(bytes.TrimSpace(v), []byte("[")) }
 		_, conv := m["conversation_id"]
+		_, captured := m["captureData"]
+		_, meta := m["eventMetadata"]
 		switch {
+		case captured && meta: // (AIPerf's check for a SageMaker capture)
+			return SageMaker
 		case isList("messages") && !conv && !isList("data"):
 			return RawPayload
 		case isList("turns"):

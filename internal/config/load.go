@@ -111,6 +111,15 @@ func (p *Profile) checkArrivals(bad badf) {
 // mix, the tokenizer, sampling and the synthetic prompts' shapes.
 func (p *Profile) checkDataset(bad badf) {
 	switch {
+	case p.CustomDatasetType == SageMaker:
+		if p.EndpointType != EndpointChat {
+			bad("--custom-dataset-type sagemaker_data_capture replays captured chat requests: it needs --endpoint-type chat (as AIPerf's)")
+		}
+		if p.SystemPrompt != "" {
+			bad("--system-prompt with --custom-dataset-type sagemaker_data_capture: its captured messages are sent as they are")
+		}
+	case p.CustomDatasetType == "dag_jsonl":
+		bad("--custom-dataset-type dag_jsonl: AIPerf's DAG sessions (forks, spawns, orchestrator rounds) need a scheduler of branches that is not built here; multi_turn files replay linear sessions")
 	case p.CustomDatasetType == "" || p.Trace() || p.CustomDatasetType == SingleTurn || p.CustomDatasetType == MultiTurnFile || p.CustomDatasetType == WekaTrace:
 	case p.CustomDatasetType == RawPayload || p.CustomDatasetType == InputsJSON:
 		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() {
@@ -130,9 +139,9 @@ func (p *Profile) checkDataset(bad badf) {
 			bad("--custom-dataset-type random_pool draws its lines at random: it has no schedule to replay (leave out --fixed-schedule)")
 		}
 	case slices.Contains(aiperfDatasetTypes, p.CustomDatasetType):
-		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, raw_payload, inputs_json, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
+		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, sagemaker_data_capture, raw_payload, inputs_json, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
 	default:
-		bad("--custom-dataset-type %q: want single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, raw_payload or inputs_json", p.CustomDatasetType)
+		bad("--custom-dataset-type %q: want single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, sagemaker_data_capture, raw_payload or inputs_json", p.CustomDatasetType)
 	}
 	if p.CustomDatasetType != "" && p.InputFile == "" {
 		bad("--custom-dataset-type %s needs --input-file", p.CustomDatasetType)

@@ -309,7 +309,7 @@ func (p *Profile) Replays() bool {
 // timestamps unasked: mooncake_trace, bailian_trace or burst_gpt_trace.
 func (p *Profile) Trace() bool {
 	switch p.CustomDatasetType {
-	case MooncakeTrace, BailianTrace, BurstGPTTrace, BasetenTrace:
+	case MooncakeTrace, BailianTrace, BurstGPTTrace, BasetenTrace, SageMaker:
 		return true
 	}
 	return false
@@ -341,6 +341,7 @@ const (
 	RandomPool    = dataset.RandomPool
 	WekaTrace     = dataset.WekaTrace
 	RawPayload    = dataset.RawPayload
+	SageMaker     = dataset.SageMakerDataCapture
 	InputsJSON    = dataset.InputsJSON
 )
 
@@ -357,7 +358,7 @@ const (
 // aiperfDatasetTypes are AIPerf's other --custom-dataset-type values: a
 // user who gives one gets told it is AIPerf's and not supported here yet,
 // never that it is unknown.
-var aiperfDatasetTypes = []string{"sharegpt"}
+var aiperfDatasetTypes = []string{"sharegpt", "dag_jsonl"}
 
 // Ceiling is the in-flight limit: the concurrency in a closed loop, in an
 // open loop only when --concurrency was given (0: none).

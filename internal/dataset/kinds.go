@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 
@@ -50,6 +51,10 @@ type Options struct {
 	Blocks    uint64               // root of a trace's hash_ids blocks' words
 	BlockSize int                  // tokens a hash_ids block (--isl-block-size); 0: the kind's own (AIPerf's: 512 Mooncake, 16 Bailian)
 	Streaming bool                 // a whole body's "stream" is set to this
+	// A capture's requests are rebuilt for this model with these
+	// --extra-inputs (sagemaker_data_capture).
+	Model string
+	Extra map[string]json.RawMessage
 }
 
 // Kind is one dataset kind: its name and how a path of it is opened.
@@ -76,6 +81,7 @@ var Kinds = []Kind{
 	{Name: WekaTrace, Open: sessions(func(path string, o Options) (*Sessions, error) { return indexWeka(path, o.Tokenizer, o.Blocks) })},
 	{Name: RawPayload, Open: lines(func(path string, o Options) (*Index, error) { return indexRawPayload(path, o.Tokenizer, o.Streaming) })},
 	{Name: InputsJSON, Open: lines(func(path string, o Options) (*Index, error) { return indexInputsJSON(path, o.Tokenizer, o.Streaming) })},
+	{Name: SageMakerDataCapture, Open: lines(indexSageMaker)},
 	{Name: ShareGPT, Open: lines(func(path string, o Options) (*Index, error) { return indexShareGPT(path, o.Tokenizer, o.Words) })},
 }
 

@@ -198,7 +198,7 @@ func (g *gen) openInput(p *config.Profile, seed uint64) (string, error) {
 	// Each repeat its own words and blocks (none served from another's
 	// cache); within a run, shared hash ids share their words.
 	src, err := dataset.Open(kind, p.InputFile, dataset.Options{Tokenizer: g.b.tok, Words: seeds.Root(g.wordsRoot, seeds.StreamPayloads),
-		Blocks: seeds.Root(g.wordsRoot, seeds.StreamBlocks), BlockSize: p.ISLBlockSize, Streaming: p.Streaming})
+		Blocks: seeds.Root(g.wordsRoot, seeds.StreamBlocks), BlockSize: p.ISLBlockSize, Streaming: p.Streaming, Model: p.Model, Extra: g.b.extra})
 	if err != nil {
 		return "", err
 	}
