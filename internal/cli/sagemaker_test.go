@@ -40,7 +40,9 @@ func TestSageMakerCaptureReplay(t *testing.T) {
 		if len(got) != 3 {
 			t.Fatalf("%d requests, want 3", len(got))
 		}
-		slices.SortFunc(got, func(a, b map[string]json.RawMessage) int { return strings.Compare(string(a["max_tokens"]), string(b["max_tokens"])) })
+		slices.SortFunc(got, func(a, b map[string]json.RawMessage) int {
+			return strings.Compare(string(a["max_tokens"]), string(b["max_tokens"]))
+		})
 		want := []struct{ max, first string }{{"12", `{"role":"system","content":"You are terse."}`}, {"6", `{"role":"user","content":"Translate 'good morning' into French."}`}, {"8", `{"role":"user","content":"What is the boiling point of water at sea level in Celsius?"}`}}
 		for i, b := range got {
 			var msgs []json.RawMessage
