@@ -139,8 +139,10 @@ type Estimate struct {
 
 // A Cliff is a steep fall of attainment between two adjacent loads.
 type Cliff struct {
-	From, To                 float64
-	AttainmentFrom, AttainTo float64
+	From           float64 `json:"from"`
+	To             float64 `json:"to"`
+	AttainmentFrom float64 `json:"attainment_from"`
+	AttainTo       float64 `json:"attainment_to"`
 }
 
 // Width is the interval's width relative to the point estimate (+Inf when
@@ -164,7 +166,7 @@ func (e Estimate) String() string {
 	return fmt.Sprintf("capacity %.4g (%.0f%% interval %s to %s) at %.0f%% attainment, %d loads", e.Capacity, 100*e.Confidence, lo, hi, 100*e.Target, len(e.Points))
 }
 
-// Estimate pools the probes by load and estimates the capacity at target
+// EstimateOf pools the probes by load and estimates the capacity at target
 // attainment with the interval at confidence.
 func EstimateOf(probes []Probe, target, confidence float64) (Estimate, error) {
 	if !(target > 0 && target < 1) || !(confidence > 0 && confidence < 1) {
@@ -212,6 +214,12 @@ func EstimateOf(probes []Probe, target, confidence float64) (Estimate, error) {
 		n := max(1, int(math.Round(p.Effective)))
 		k := min(n, int(math.Round(p.Attainment*float64(n))))
 		p.Lo, p.Hi = ClopperPearson(k, n, each)
+		// With independent runs, also the t interval of their mean
+		// attainment; the wider of the two stands.
+		if rs := runs[p.Load]; len(rs) >= 2 {
+			lo, hi := runsInterval(rs, each)
+			p.Lo, p.Hi = math.Min(p.Lo, lo), math.Max(p.Hi, hi)
+		}
 	}
 	// Attainment falls with load: a(λi) ≥ a(λj) ≥ Lo_j for j ≥ i, and
 	// a(λi) ≤ a(λj) ≤ Hi_j for j ≤ i.
@@ -323,4 +331,21 @@ func designEffect(rs []Probe) (float64, bool) {
 	}
 	v := ss / float64(len(rs)-1)
 	return v * float64(n) / float64(len(rs)) / (p * (1 - p)), true
+}
+
+// runsInterval is the Student t interval, at conf, of the mean attainment
+// of independent runs at one load, within [0, 1].
+func runsInterval(rs []Probe, conf float64) (lo, hi float64) {
+	m, ss := 0.0, 0.0
+	for _, r := range rs {
+		m += r.Attainment()
+	}
+	m /= float64(len(rs))
+	for _, r := range rs {
+		d := r.Attainment() - m
+		ss += d * d
+	}
+	sd := math.Sqrt(ss / float64(len(rs)-1))
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(rs) - 1)}.Quantile(1-(1-conf)/2) * sd / math.Sqrt(float64(len(rs)))
+	return math.Max(0, m-half), math.Min(1, m+half)
 }

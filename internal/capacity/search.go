@@ -37,6 +37,9 @@ type Options struct {
 	// MaxReplicates at one load (20 by default): probes there again while
 	// its interval holds the target.
 	MaxReplicates int
+	// MinRuns at each of the two loads that bound the interval (3 by
+	// default): one run's requests are not independent near the knee.
+	MinRuns int
 	// OnProbe, when set, sees each probe as it is made (to keep it, or
 	// print it).
 	OnProbe func(Probe, Estimate)
@@ -57,6 +60,9 @@ func (o *Options) defaults() error {
 	}
 	if o.MaxReplicates == 0 {
 		o.MaxReplicates = 20
+	}
+	if o.MinRuns == 0 {
+		o.MinRuns = 3
 	}
 	if !(o.Start > 0) {
 		return errors.New("a search needs a starting load above 0")
@@ -169,6 +175,16 @@ func Search(ctx context.Context, pr Prober, o Options, done []Probe) (Result, er
 // adjacent loads inside the capacity's interval, unless that gap is
 // already narrower than the precision.
 func nextLoad(e Estimate, reps map[float64]int, o Options) (float64, bool) {
+	// The loads that bound the interval are judged on runs, not on one
+	// run's requests alone: at least MinRuns of each.
+	for _, b := range []struct {
+		ok   bool
+		load float64
+	}{{e.LoBounded, e.Lo}, {e.HiBounded, e.Hi}} {
+		if b.ok && reps[b.load] < o.MinRuns {
+			return b.load, true
+		}
+	}
 	var undecided []Point
 	for _, p := range e.Points {
 		if p.Lo < e.Target && p.Hi >= e.Target && reps[p.Load] < o.MaxReplicates {
