@@ -42,7 +42,7 @@ type Options struct {
 	MinRuns int
 	// OnProbe, when set, sees each probe as it is made (to keep it, or
 	// print it).
-	OnProbe func(Probe, Estimate)
+	OnProbe func(Probe, Estimate) `json:"-"`
 }
 
 func (o *Options) defaults() error {

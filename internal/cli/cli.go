@@ -43,6 +43,7 @@ func commands() []command {
 		{"profile", "run one load profile against a server and write its artifacts", runProfile},
 		{"compare", "compare candidate runs with baseline runs; exit 0 pass, 1 regression, 2 error", runCompare},
 		{"gate", "the CI gate: run the config's scenarios, compare with baselines, report, comment, refresh", runGate},
+		{"search", "find the highest request rate a server holds within latency objectives, with an interval (probes of open-loop load)", runSearch},
 		{"calibrate", "measure the tester against the simulator's or a truth server's figures: up to what load can this runner be trusted", runCalibrate},
 		{"serve", "run the built-in OpenAI-compatible simulator (exact mode)", runServe},
 		{"demo", "start the simulator in process and profile it (no GPU, no network)", runDemo},
@@ -138,6 +139,12 @@ var helps = map[string]help{
 		[]string{
 			"aiperf-action gate",
 			"aiperf-action gate --config .github/aiperf.yml --url http://127.0.0.1:8000 --repeats 5 --mode run",
+		}},
+	"search": {"aiperf-action search [MODEL] [-m MODEL] [-u URL] --ttft-sla-ms MS [flags]",
+		"Finds the capacity: the highest Poisson request rate at which the share of requests meeting every objective (from when each was due, so queueing counts; errors are misses) is at least --search-attainment. Each probe is a profile run of --request-count requests at one rate (default 300), in its own folder under --artifact-dir; a staircase up by --search-step until the attainment crosses the target, then replicates (each with its own seed, the same at every rate) and probes between rates until the interval is within --search-precision. The interval is simultaneous over the rates probed, from each rate's exact binomial interval of its effective count and the t interval of its runs. search.json keeps every probe: run the same command again to resume.",
+		[]string{
+			"aiperf-action search -m m -u http://127.0.0.1:8000 --streaming --ttft-sla-ms 500 --isl 512 --osl 128 --search-start 2",
+			"aiperf-action search -m m --streaming --ttft-sla-ms 300 --itl-sla-ms 30 --search-attainment 99 --request-count 600 --artifact-dir artifacts/cap",
 		}},
 	"calibrate": {"aiperf-action calibrate [flags]",
 		"Measures the tester itself at rising concurrency against the simulator's truth, or with --against against any truth server's own /stats: up to what load this machine's numbers can be trusted.",

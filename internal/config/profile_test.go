@@ -164,7 +164,7 @@ func TestAIPerfOnlyFlagsAreNamed(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ arg, want string }{
 		{"--otel-url", "--otel-url is an AIPerf flag that aiperf-action does not support: OpenTelemetry, MLflow and Weights & Biases exporters are not built yet"},
-		{"--video-width", "--video-width is an AIPerf flag that aiperf-action does not support: video synthesis is not supported yet"},
+		{"--video-audio-codec", "--video-audio-codec is an AIPerf flag that aiperf-action does not support: audio tracks in synthetic video are not built"},
 		{"--bogus-flag", "unknown flag: --bogus-flag"},
 	} {
 		p := DefaultProfile
