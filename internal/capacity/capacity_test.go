@@ -49,19 +49,25 @@ func TestEstimateOf(t *testing.T) {
 	}
 }
 
-// The engine model's capacity: the Poisson rate at which, in a long run
-// (offline, in virtual time), 95% of requests see their first token
-// within the objective, counted from their arrival (so queueing counts).
-const (
-	sloTTFTms = 500
-	isl, osl  = 512, 128
-)
+// The engine model's capacity: the Poisson rate at which 95% of requests
+// see their first token within the objective, counted from their arrival
+// (so queueing counts), run offline in virtual time.
+type engineCase struct {
+	preset   string
+	isl, osl int
+	sloMs    float64
+	start    float64 // the search's first rate
+	// bound is the searches of 20 whose interval must hold the truth; 0
+	// logs the figures only (a preset the search does not yet bound in
+	// its 25 probes: see the package's notes).
+	bound int
+}
 
-func attainment(cfg engine.Config, rate float64, n, warmup int, seed uint64) (good, judged int, eff float64) {
-	o := engine.Simulate(cfg, engine.Load{Requests: n, ISL: isl, OSL: osl, Rate: rate, Seed: seed, Warmup: warmup})
+func (c engineCase) attainment(cfg engine.Config, rate float64, n, warmup int, seed uint64) (good, judged int, eff float64) {
+	o := engine.Simulate(cfg, engine.Load{Requests: n, ISL: c.isl, OSL: c.osl, Rate: rate, Seed: seed, Warmup: warmup})
 	flags := make([]bool, len(o.TTFTms))
 	for i, v := range o.TTFTms {
-		flags[i] = v <= sloTTFTms
+		flags[i] = v <= c.sloMs
 		if flags[i] {
 			good++
 		}
@@ -73,51 +79,60 @@ func attainment(cfg engine.Config, rate float64, n, warmup int, seed uint64) (go
 // attain 95% on average (over many seeds, none of the searches'): what
 // a probe of that shape measures. A longer run sees a longer queue past
 // the knee, so the steady-state capacity (n large) is lower.
-func trueCapacity(cfg engine.Config, n, warmup, seeds int) float64 {
-	lo, hi := 5.0, 40.0
+func (c engineCase) trueCapacity(cfg engine.Config, n, warmup, seeds int) float64 {
+	lo, hi := c.start/8, c.start*64
 	for hi/lo-1 > 0.001 {
-		mid := (lo + hi) / 2
+		mid := math.Sqrt(lo * hi)
 		g, j := 0, 0
 		for s := 0; s < seeds; s++ {
-			a, b, _ := attainment(cfg, mid, n, warmup, 900000+uint64(s))
+			a, b, _ := c.attainment(cfg, mid, n, warmup, 900000+uint64(s))
 			g, j = g+a, j+b
 		}
-		n := j
-		if float64(g)/float64(n) >= 0.95 {
+		if float64(g)/float64(j) >= 0.95 {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	return (lo + hi) / 2
+	return math.Sqrt(lo * hi)
 }
 
-// On engine mode's default preset, the found capacity's interval holds the
-// true one in at least 18 of 20 seeds; the mean probes and requests are
-// logged.
-// The model is run offline (virtual time), so the figures are the same
-// on every machine.
+// On engine mode's default preset, the found capacity's interval holds
+// the true one in at least 18 of 20 seeds; on the Qwen3-0.6B preset the
+// figures are logged (today 11 of 20: 9 intervals are left unbounded
+// above within 25 probes). The mean probes, requests, width and error
+// are logged. The model is run offline (virtual time), so the
+// figures are the same on every machine.
 func TestSearchFindsTheEngineCapacity(t *testing.T) {
 	if testing.Short() {
-		t.Skip("20 searches and the truth: about a minute")
+		t.Skip("40 searches and their truths: about a minute")
 	}
-	p, err := engine.PresetNamed(engine.DefaultPreset)
+	for _, c := range []engineCase{
+		{preset: engine.DefaultPreset, isl: 512, osl: 128, sloMs: 500, start: 4, bound: 18},
+		{preset: "qwen3-0.6b-h100", isl: 512, osl: 128, sloMs: 100, start: 10},
+	} {
+		t.Run(c.preset, func(t *testing.T) { searchCoverage(t, c) })
+	}
+}
+
+func searchCoverage(t *testing.T, c engineCase) {
+	p, err := engine.PresetNamed(c.preset)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const n, warmup = 700, 100
-	truth := trueCapacity(p.Config, n, warmup, 200)
-	steady := trueCapacity(p.Config, 30000, 2000, 3)
-	t.Logf("true capacity at TTFT ≤ %d ms for 95%% of requests: %.3f req/s for runs of %d requests after %d of warmup (%.3f in steady state)", sloTTFTms, truth, n-warmup, warmup, steady)
+	truth := c.trueCapacity(p.Config, n, warmup, 200)
+	steady := c.trueCapacity(p.Config, 30000, 2000, 3)
+	t.Logf("true capacity at TTFT ≤ %g ms for 95%% of requests (ISL %d, OSL %d): %.3f req/s for runs of %d requests after %d of warmup (%.3f in steady state)", c.sloMs, c.isl, c.osl, truth, n-warmup, warmup, steady)
 	hits, probes, requests := 0, 0, 0
 	var widths, errs []float64
 	for seed := uint64(1); seed <= 20; seed++ {
 		pr := ProberFunc(func(_ context.Context, load float64, rep int) (Probe, error) {
 			s := seed*1000 + uint64(rep)
-			g, j, eff := attainment(p.Config, load, n, warmup, s)
+			g, j, eff := c.attainment(p.Config, load, n, warmup, s)
 			return Probe{Load: load, N: j, Good: g, Replicate: rep, Seed: s, Effective: eff}, nil
 		})
-		res, err := Search(context.Background(), pr, Options{Start: 4}, nil)
+		res, err := Search(context.Background(), pr, Options{Start: c.start}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,8 +151,8 @@ func TestSearchFindsTheEngineCapacity(t *testing.T) {
 	}
 	t.Logf("interval held the truth in %d of 20; mean %.1f probes, %.0f requests a search; median width %.1f%%, median |error| of the point %.1f%%",
 		hits, float64(probes)/20, float64(requests)/20, 100*engine.Median(widths), 100*engine.Median(abs(errs)))
-	if hits < 18 {
-		t.Errorf("the interval held the true capacity in %d of 20 searches, want at least 18", hits)
+	if hits < c.bound {
+		t.Errorf("the interval held the true capacity in %d of 20 searches, want at least %d", hits, c.bound)
 	}
 }
 
