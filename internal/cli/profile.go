@@ -25,6 +25,8 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := pflag.NewFlagSet("profile", pflag.ContinueOnError)
 	p := config.DefaultProfile
 	p.Bind(fs)
+	var multi multiRun
+	multi.bind(fs)
 	flags, positional := config.SplitArgs(fs, args)
 	if code, ok := parseFlags(fs, flags, stdout, stderr); !ok {
 		return code
@@ -40,6 +42,16 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		p.URL = config.DefaultURL // AIPerf's default
 	}
 	p.NoteSet(fs)
+	if err := multi.check(); err != nil {
+		fmt.Fprintf(stderr, "aiperf-action profile: %v\n", err)
+		return ExitError
+	}
+	if multi.runs > 1 {
+		if !fs.Changed("random-seed") {
+			p.Seed, p.SeedSet = 42, true // (AIPerf's: every run the same workload)
+		}
+		return multi.execute(ctx, p, "aiperf-action profile "+strings.Join(args, " "), stdout, stderr)
+	}
 	res, err := run.Profile(ctx, &p, run.Options{
 		Cmdline:  "aiperf-action profile " + strings.Join(args, " "),
 		Stderr:   stderr,

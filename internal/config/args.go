@@ -50,6 +50,13 @@ func SplitArgs(fs *pflag.FlagSet, args []string) (flags, positional []string) {
 			}
 			continue
 		}
+		if f != nil && !hasValue && f.NoOptDefVal == "true" && i+1 < len(args) && (args[i+1] == "true" || args[i+1] == "false") {
+			// A bool with its value as the next word (AIPerf's
+			// `--profile-run-disable-warmup-after-first false`).
+			i++
+			flags = append(flags, a+"="+args[i])
+			continue
+		}
 		if f == nil || hasValue || f.NoOptDefVal != "" {
 			flags = append(flags, a) // a bool, a flag=value, or for fs to judge
 			continue
