@@ -53,10 +53,10 @@ func TestNumProfileRuns(t *testing.T) {
 		}
 		var doc struct {
 			Metadata struct {
-				N        int     `json:"num_profile_runs"`
-				Done     int     `json:"num_successful_runs"`
-				Conf     float64 `json:"confidence_level"`
-				Labels   []string
+				N      int     `json:"num_profile_runs"`
+				Done   int     `json:"num_successful_runs"`
+				Conf   float64 `json:"confidence_level"`
+				Labels []string
 			} `json:"metadata"`
 			Metrics map[string]aggStat `json:"metrics"`
 		}
