@@ -163,3 +163,31 @@ func abs(xs []float64) []float64 {
 	}
 	return out
 }
+
+// More runs at a load never undo its bound: the probes of a CI search
+// (two runs at 160 requests/s, 21.7% and 25.8% good) once made its
+// interval reach 100% through a t interval of one degree of freedom, and
+// left the capacity unbounded above. They bound it at 160.
+func TestTwoRunsKeepAFailingLoadBounded(t *testing.T) {
+	probes := []Probe{{Load: 10, N: 120, Good: 120}, {Load: 20, N: 120, Good: 120},
+		{Load: 40, N: 120, Good: 120}, {Load: 80, N: 120, Good: 120}, {Load: 160, N: 120, Good: 31},
+		{Load: 80, N: 120, Good: 120, Replicate: 1}, {Load: 80, N: 120, Good: 115, Replicate: 2},
+		{Load: 40, N: 120, Good: 120, Replicate: 1}, {Load: 40, N: 120, Good: 120, Replicate: 2}}
+	one, err := EstimateOf(probes, 0.9, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, _ := EstimateOf(append(probes, Probe{Load: 160, N: 120, Good: 26, Replicate: 1}), 0.9, 0.95)
+	for _, e := range []Estimate{one, two} {
+		if !e.HiBounded || e.Hi != 160 || !e.LoBounded || e.Lo > e.Capacity || e.Capacity > e.Hi {
+			t.Errorf("%s", e)
+		}
+	}
+	// Three runs take the t interval of their mean: a spread as wide as
+	// 5% to 95% good leaves the load undecided.
+	e, _ := EstimateOf([]Probe{{Load: 10, N: 1000, Good: 1000}, {Load: 20, N: 1000, Good: 50}, {Load: 20, N: 1000, Good: 950, Replicate: 1},
+		{Load: 20, N: 1000, Good: 500, Replicate: 2}}, 0.9, 0.95)
+	if e.HiBounded {
+		t.Errorf("runs of 5%%, 95%% and 50%% good bound the capacity: %s", e)
+	}
+}
