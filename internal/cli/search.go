@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,7 +60,7 @@ type searchDoc struct {
 	Schema   string            `json:"schema"`
 	SLO      searchSLO         `json:"slo"`
 	Target   float64           `json:"target"`
-	Key      string            `json:"key"` // what a resumed search must match: the profile and the search options
+	Key      string            `json:"key"` // what a resumed search must match: a digest of the profile and the search options
 	Probes   []searchProbe     `json:"probes"`
 	Estimate capacity.Estimate `json:"estimate"`
 	Stopped  string            `json:"stopped,omitempty"`
@@ -143,7 +145,10 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "aiperf-action search: %v\n", err)
 		return ExitError
 	}
-	doc := searchDoc{Schema: "aiperf-action/search/v1", SLO: slo, Target: o.Target, Key: string(keyb)}
+	// The key is a digest: the profile holds --api-key, --header and
+	// --otel-headers values, which search.json must not.
+	sum := sha256.Sum256(keyb)
+	doc := searchDoc{Schema: "aiperf-action/search/v1", SLO: slo, Target: o.Target, Key: "sha256:" + hex.EncodeToString(sum[:])}
 	var done []capacity.Probe
 	if b, err := os.ReadFile(filepath.Join(dir, SearchFile)); err == nil {
 		var prev searchDoc

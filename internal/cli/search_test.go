@@ -31,7 +31,7 @@ func TestSearchCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "search")
 	args := []string{"search", "-m", "sim", "-u", url, "--streaming", "--ttft-sla-ms", "150", "--search-attainment", "90",
 		"--isl", "256", "--osl", "16", "--extra-inputs", "ignore_eos:true", "--request-count", "120", "--warmup-request-count", "10",
-		"--search-start", "10", "--search-step", "2", "--search-max-iterations", "10", "--search-precision", "0.3", "--random-seed", "3", "--artifact-dir", dir}
+		"--search-start", "10", "--search-step", "2", "--search-max-iterations", "10", "--search-precision", "0.3", "--random-seed", "3", "--api-key", "sk-search-secret", "--artifact-dir", dir}
 	res := runCLI(t, 5*time.Minute, args...)
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
@@ -41,6 +41,9 @@ func TestSearchCommand(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, SearchFile))
 	if err != nil || json.Unmarshal(b, &doc) != nil {
 		t.Fatalf("search.json: %v", err)
+	}
+	if strings.Contains(string(b), "sk-search-secret") {
+		t.Error("search.json holds the --api-key")
 	}
 	e := doc.Estimate
 	if len(doc.Probes) < 3 || !e.LoBounded || !e.HiBounded || !(e.Lo <= e.Capacity && e.Capacity <= e.Hi) || doc.Stopped == "" {

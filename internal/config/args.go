@@ -17,7 +17,7 @@ const DefaultURL = "http://localhost:8000"
 // do (`--extra-inputs temperature:0.7 top_p:0.9`, `--url A B`,
 // `--audio-depths 16 24`): the values run up to the next token that starts
 // with "-".
-var listFlags = []string{"url", "header", "extra-inputs", "server-metrics", "audio-depths", "audio-sample-rates", "model", "dataset-filter", "gpu-telemetry"}
+var listFlags = []string{"url", "header", "extra-inputs", "server-metrics", "audio-depths", "audio-sample-rates", "model", "dataset-filter", "gpu-telemetry", "otel-headers"}
 
 // SplitArgs rewrites AIPerf's command-line forms into the ones fs reads:
 // every value after a list flag becomes a flag of its own, and the words
@@ -232,7 +232,8 @@ func init() {
 		"a request count per session is not supported yet":                                             {"request-count-per-session"},
 		"--benchmark-max-duration is not supported yet: give --benchmark-duration":                     {"benchmark-max-duration"},
 		"audio tracks in synthetic video are not built (the clips are video only)":                     {"video-audio-sample-rate", "video-audio-num-channels", "video-audio-codec", "video-audio-depth"},
-		"OpenTelemetry, MLflow and Weights & Biases exporters are not built yet": {"otel-url", "otel-headers", "mlflow-tracking-uri", "mlflow-experiment", "mlflow-run-name", "mlflow-tags",
+		"MLflow and Weights & Biases have no maintained Go client, so their exporters are not built (--otel-url streams the GenAI metrics to an OpenTelemetry collector; run.json and profile_export_aiperf.json hold the summary)": {
+			"mlflow-tracking-uri", "mlflow-experiment", "mlflow-run-name", "mlflow-tags", "mlflow-parent-run-id", "mlflow-upload",
 			"wandb-project", "wandb-entity", "wandb-run-name", "wandb-tags"},
 		"accuracy benchmarks are not built here":  {"accuracy-benchmark", "accuracy-tasks", "accuracy-n-shots", "accuracy-enable-cot", "accuracy-grader", "accuracy-system-prompt"},
 		"no public dataset here declares filters": {"dataset-filter"},

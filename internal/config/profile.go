@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/aiperf-action/aiperf-action/internal/otelexport"
 	"os"
 	"slices"
 	"strings"
@@ -213,6 +214,9 @@ type Output struct {
 	GPUTelemetry     []string `json:"gpu_telemetry"`      // --gpu-telemetry values: DCGM exporter URLs, a fields .csv, "dashboard"
 	ShowGPUTelemetry bool     `json:"show_gpu_telemetry"` // --gpu-telemetry given: print its table
 	NoGPUTelemetry   bool     `json:"no_gpu_telemetry"`   // --no-gpu-telemetry: scrape no DCGM exporter
+	OTelURL          string   `json:"otel_url"`           // --otel-url: an OTLP/HTTP collector the requests' GenAI metrics stream to
+	OTelHeaders      []string `json:"otel_headers"`       // --otel-headers (never in run.json: they may be credentials)
+	GenAIProvider    string   `json:"gen_ai_provider"`    // --gen-ai-provider: gen_ai.provider.name on the exported metrics
 	ArtifactDir      string   `json:"artifact_dir"`       // --artifact-dir
 	ExportLevel      string   `json:"export_level"`       // --export-level: summary or records (AIPerf's default)
 	ExportPrefix     string   `json:"export_prefix"`      // --profile-export-prefix: AIPerf's export files' name
@@ -391,6 +395,7 @@ type Resolved struct {
 	Extra   map[string]json.RawMessage
 	Mix     []dataset.Bucket   // --sequence-distribution's buckets (none: one normal each)
 	GPU     GPUTelemetry       // what --gpu-telemetry and AIPerf's AIPERF_GPU_* settings say
+	OTel    *OTel              // --otel-url's collector, nil without one
 	Exports result.ExportNames // AIPerf's export files' names (--profile-export-prefix)
 }
 
@@ -401,6 +406,33 @@ type GPUTelemetry struct {
 	Defaults []string             // always tried (AIPERF_GPU_DEFAULT_DCGM_ENDPOINTS)
 	Interval time.Duration        // AIPERF_GPU_COLLECTION_INTERVAL
 	Extra    []gputelemetry.Field // a --gpu-telemetry .csv's fields
+}
+
+// OTel is the collector a run streams its GenAI metrics to.
+type OTel struct {
+	URL      string            // the OTLP/HTTP metrics endpoint (otelexport.Endpoint)
+	Headers  map[string]string // --otel-headers
+	Provider string            // gen_ai.provider.name
+}
+
+// resolveOTel reads --otel-url, --otel-headers and --gen-ai-provider.
+func (p *Profile) resolveOTel(bad func(string, ...any)) *OTel {
+	if p.OTelURL == "" {
+		if len(p.OTelHeaders) > 0 || p.GenAIProvider != "" {
+			bad("--otel-headers and --gen-ai-provider go with --otel-url (the collector to export to)")
+		}
+		return nil
+	}
+	var o OTel
+	var err error
+	if o.URL, err = otelexport.Endpoint(p.OTelURL); err != nil {
+		bad("--otel-url %s: %v (give host, host:port or an http(s) URL of an OTLP/HTTP collector)", p.OTelURL, err)
+	}
+	if o.Headers, err = otelexport.Headers(p.OTelHeaders); err != nil {
+		bad("--otel-headers: %v", err)
+	}
+	o.Provider = p.GenAIProvider
+	return &o
 }
 
 // Validate reports every problem with p at once, each naming its flag.
@@ -436,6 +468,7 @@ func (p *Profile) Resolve() (*Resolved, error) {
 		}
 	}
 	r.GPU = p.resolveGPUTelemetry(bad)
+	r.OTel = p.resolveOTel(bad)
 	switch p.ExportLevel {
 	case "", result.ExportSummary, result.ExportRecords:
 	case "raw":

@@ -163,7 +163,7 @@ func TestCustomDatasetType(t *testing.T) {
 func TestAIPerfOnlyFlagsAreNamed(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ arg, want string }{
-		{"--otel-url", "--otel-url is an AIPerf flag that aiperf-action does not support: OpenTelemetry, MLflow and Weights & Biases exporters are not built yet"},
+		{"--mlflow-experiment", "--mlflow-experiment is an AIPerf flag that aiperf-action does not support: MLflow and Weights & Biases have no maintained Go client"},
 		{"--video-audio-codec", "--video-audio-codec is an AIPerf flag that aiperf-action does not support: audio tracks in synthetic video are not built"},
 		{"--bogus-flag", "unknown flag: --bogus-flag"},
 	} {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/aiperf-action/aiperf-action/internal/otelexport"
 	"io"
 	"os"
 	"path/filepath"
@@ -101,23 +102,24 @@ type Load struct {
 
 // ToolHealth is how the tester itself did.
 type ToolHealth struct {
-	ScheduleLagMs *metrics.Dist  `json:"schedule_lag_ms,omitempty"`
-	RequestedRate float64        `json:"requested_rate,omitempty"` // --request-rate
-	PlannedRate   float64        `json:"planned_rate,omitempty"`   // the plan's own rate over what was sent
-	AchievedRate  float64        `json:"achieved_rate,omitempty"`  // the rate requests were actually sent at
-	SlotWaits     int            `json:"slot_waits"`               // due requests that waited for a concurrency slot
-	CPUStealPct   *float64       `json:"cpu_steal_pct,omitempty"`  // CPU time the hypervisor took from this machine during the run
-	ClientCPU     []WorkerCPU    `json:"client_cpu,omitempty"`     // per worker process, from the OS
-	GCPauseMs     float64        `json:"gc_pause_ms"`              // total GC pause across workers
-	ConnRetries   int            `json:"conn_retries"`             // requests resent after the server closed a kept-alive connection
-	Stamps        *Stamps        `json:"stamps,omitempty"`         // how response reads were timed
-	PromptCache   *PromptCache   `json:"prompt_cache,omitempty"`   // the server's prefix-cache hits over the run, where its /metrics count them
-	Workers       int            `json:"workers"`
-	WorkerPIDs    map[int]int    `json:"worker_pids,omitempty"`
-	LostInFlight  int            `json:"lost_in_flight,omitempty"` // requests that workers which died had sent and never recorded
-	Records       map[int]uint64 `json:"records_by_worker"`
-	Integrity     []string       `json:"integrity_problems"`
-	Warnings      []string       `json:"warnings"`
+	ScheduleLagMs *metrics.Dist      `json:"schedule_lag_ms,omitempty"`
+	RequestedRate float64            `json:"requested_rate,omitempty"` // --request-rate
+	PlannedRate   float64            `json:"planned_rate,omitempty"`   // the plan's own rate over what was sent
+	AchievedRate  float64            `json:"achieved_rate,omitempty"`  // the rate requests were actually sent at
+	SlotWaits     int                `json:"slot_waits"`               // due requests that waited for a concurrency slot
+	CPUStealPct   *float64           `json:"cpu_steal_pct,omitempty"`  // CPU time the hypervisor took from this machine during the run
+	ClientCPU     []WorkerCPU        `json:"client_cpu,omitempty"`     // per worker process, from the OS
+	GCPauseMs     float64            `json:"gc_pause_ms"`              // total GC pause across workers
+	ConnRetries   int                `json:"conn_retries"`             // requests resent after the server closed a kept-alive connection
+	Stamps        *Stamps            `json:"stamps,omitempty"`         // how response reads were timed
+	PromptCache   *PromptCache       `json:"prompt_cache,omitempty"`   // the server's prefix-cache hits over the run, where its /metrics count them
+	OTel          *otelexport.Report `json:"otel,omitempty"`           // what --otel-url's export to a collector managed
+	Workers       int                `json:"workers"`
+	WorkerPIDs    map[int]int        `json:"worker_pids,omitempty"`
+	LostInFlight  int                `json:"lost_in_flight,omitempty"` // requests that workers which died had sent and never recorded
+	Records       map[int]uint64     `json:"records_by_worker"`
+	Integrity     []string           `json:"integrity_problems"`
+	Warnings      []string           `json:"warnings"`
 }
 
 // Stamps is how the workers timed what they read. The event loop stamps a

@@ -15,6 +15,7 @@ import (
 	crand "crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"github.com/aiperf-action/aiperf-action/internal/otelexport"
 	"io"
 	"net/http"
 	"os"
@@ -298,6 +299,7 @@ type gathered struct {
 	serverMetrics  map[string]result.ServerMetrics
 	scrapeWarnings []string
 	gpus           *gputelemetry.During // stopped; summarised once the window is known
+	otel           *otelexport.Report   // what --otel-url's export managed
 }
 
 // gather sends the plan from the workers and takes in every record.
@@ -342,6 +344,7 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 	if gt := r.parsed.GPU; !gt.Off {
 		g.gpus = gputelemetry.Start(ctx, gputelemetry.Options{URLs: gt.URLs, Defaults: gt.Defaults, Interval: gt.Interval, Extra: gt.Extra, Asked: p.ShowGPUTelemetry})
 	}
+	otel := r.startOTel(ctx, g)
 	progress := opt.Progress
 	if progress == nil {
 		progress = noProgress{}
@@ -371,6 +374,7 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 			if aw != nil {
 				aw.Write(rec)
 			}
+			otel.Record(rec)
 			if opt.KeepRecords {
 				r.res.Records = append(r.res.Records, *rec)
 			}
@@ -389,6 +393,13 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 	if g.gpus != nil {
 		g.gpus.Stop()
 	}
+	if otel != nil {
+		rep := otel.Stop(context.WithoutCancel(ctx)) // (Ctrl-C still flushes what was recorded, within the exporter's timeout)
+		g.otel = &rep
+		if rep.Failed > 0 {
+			g.scrapeWarnings = append(g.scrapeWarnings, fmt.Sprintf("--otel-url %s: %d of %d exports failed (last: %s); run.json is whole", rep.URL, rep.Failed, rep.Failed+rep.Exports, rep.LastError))
+		}
+	}
 	closeRecords(rw, g)
 	if aw != nil {
 		if err := aw.Close(); err != nil {
@@ -396,6 +407,40 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 		}
 	}
 	return g, nil
+}
+
+// startOTel starts --otel-url's export: nil without one, and nil with a
+// warning (as AIPerf) when the collector is not reachable or the exporter
+// can't be made; the run goes on either way.
+func (r *profileRun) startOTel(ctx context.Context, g *gathered) *otelexport.Exporter {
+	o := r.parsed.OTel
+	if o == nil {
+		return nil
+	}
+	warn := func(format string, a ...any) {
+		msg := fmt.Sprintf(format, a...)
+		g.scrapeWarnings = append(g.scrapeWarnings, msg)
+		if r.opt.Stderr != nil {
+			fmt.Fprintf(r.opt.Stderr, "aiperf-action: warning: %s\n", msg)
+		}
+	}
+	if err := otelexport.Reachable(ctx, o.URL); err != nil {
+		warn("--otel-url %s: the collector is not reachable (%v): no metrics are exported; the run is not affected", o.URL, err)
+		g.otel = &otelexport.Report{URL: o.URL, LastError: err.Error()}
+		return nil
+	}
+	provider := o.Provider
+	if provider == "" {
+		provider = otelexport.Provider(r.target)
+	}
+	e, err := otelexport.Start(ctx, otelexport.Options{URL: o.URL, Headers: o.Headers, Provider: provider, Model: r.p.Model,
+		Operation: otelexport.Operation(r.p.EndpointType), Target: r.target, Version: Version,
+		Resource: map[string]string{"aiperf.artifact_dir": filepath.Base(r.dir)}})
+	if err != nil {
+		warn("--otel-url %s: %v: no metrics are exported", o.URL, err)
+		return nil
+	}
+	return e
 }
 
 // closeRecords puts records.jsonl in place; when that fails the run fails
@@ -428,7 +473,7 @@ func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted boo
 		Metrics:     sum.Metrics,
 		Cancelled:   interrupted,
 		ToolHealth: result.ToolHealth{ScheduleLagMs: sum.Lag, Workers: g.workers, Warnings: []string{}, Integrity: []string{},
-			SlotWaits: sum.SlotWaits, ConnRetries: sum.ConnRetries, CPUStealPct: g.steal},
+			SlotWaits: sum.SlotWaits, ConnRetries: sum.ConnRetries, CPUStealPct: g.steal, OTel: g.otel},
 		ServerMetrics: g.serverMetrics,
 		Environment:   r.opt.Environment,
 	}
