@@ -61,6 +61,9 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if res != nil {
 		report.Console(stdout, res.Run)
 		fmt.Fprintf(stdout, "Artifacts: %s\n", res.Dir)
+		if p.AutoPlot {
+			autoPlot(res.Dir, stdout, stderr)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "aiperf-action profile: %v\n", err)

@@ -239,7 +239,6 @@ func init() {
 		"no public dataset here declares filters": {"dataset-filter"},
 		"AIPerf's YAML config is not read: the gate's config (.github/aiperf.yml, aiperf-action gate) is this tool's": {"config"},
 		"requests go to one model here": {"model-selection-strategy"},
-		"plots are not built yet":       {"auto-plot"},
 	} {
 		for _, n := range names {
 			aiperfRefused[n] = reason

@@ -138,6 +138,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.NoGPUTelemetry, "no-gpu-telemetry", p.NoGPUTelemetry, "don't scrape any DCGM exporter")
 	fs.StringVar(&p.OTelURL, "otel-url", p.OTelURL, "stream each request's GenAI metrics (OpenTelemetry semantic conventions: operation duration, token usage, time to first chunk, time per output chunk) to this OTLP/HTTP collector as the run goes: host, host:port (default port 4318) or URL; an unreachable collector is a warning, and run.json is never made from it")
 	fs.StringArrayVar(&p.OTelHeaders, "otel-headers", p.OTelHeaders, "headers sent with every OTLP export, Name:Value or Name=Value (repeatable; OTEL_EXPORTER_OTLP_HEADERS is honoured too); their values are never written")
+	fs.BoolVar(&p.AutoPlot, "auto-plot", p.AutoPlot, "after the run, draw its charts into <artifact-dir>/plots as PNG (aiperf-action plot's single-run set)")
 	fs.StringVar(&p.GenAIProvider, "gen-ai-provider", p.GenAIProvider, "gen_ai.provider.name on the exported metrics (default: from the server's host, openai for api.openai.com, else unknown)")
 	p.bindAIPerf(fs)
 	for g, names := range flagGroups {
@@ -193,7 +194,7 @@ var flagGroups = map[string][]string{
 	"Load generator": {"num-users", "user-centric-rate", "prefill-concurrency", "concurrency", "request-count", "request-rate", "arrival-pattern", "arrival-smoothness", "benchmark-duration",
 		"benchmark-grace-period", "warmup-request-count", "num-warmup-sessions", "warmup-duration", "warmup-concurrency", "warmup-request-rate",
 		"request-rate-ramp-duration", "concurrency-ramp-duration", "request-cancellation-rate", "request-cancellation-delay"},
-	"Output":         {"output-artifact-dir", "artifact-dir", "slice-duration", "goodput", "max-error-rate", "export-level", "profile-export-level", "profile-export-prefix", "profile-export-file"},
+	"Output":         {"output-artifact-dir", "artifact-dir", "auto-plot", "slice-duration", "goodput", "max-error-rate", "export-level", "profile-export-level", "profile-export-prefix", "profile-export-file"},
 	"Server metrics": {"server-metrics", "no-server-metrics", "use-server-token-count", "gpu-telemetry", "no-gpu-telemetry", "otel-url", "otel-headers", "gen-ai-provider"},
 	"Tool":           {"workers"},
 }

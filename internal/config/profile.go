@@ -217,6 +217,7 @@ type Output struct {
 	OTelURL          string   `json:"otel_url"`           // --otel-url: an OTLP/HTTP collector the requests' GenAI metrics stream to
 	OTelHeaders      []string `json:"otel_headers"`       // --otel-headers (never in run.json: they may be credentials)
 	GenAIProvider    string   `json:"gen_ai_provider"`    // --gen-ai-provider: gen_ai.provider.name on the exported metrics
+	AutoPlot         bool     `json:"auto_plot"`          // --auto-plot: draw the run's charts into <artifact-dir>/plots after it
 	ArtifactDir      string   `json:"artifact_dir"`       // --artifact-dir
 	ExportLevel      string   `json:"export_level"`       // --export-level: summary or records (AIPerf's default)
 	ExportPrefix     string   `json:"export_prefix"`      // --profile-export-prefix: AIPerf's export files' name

@@ -1,17 +1,14 @@
 package report
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
-	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/aiperf-action/aiperf-action/internal/browser"
 )
 
 var updateShots = flag.Bool("screenshots", false, "write the rendered comments to docs/screenshots")
@@ -68,31 +65,11 @@ summary { cursor: pointer; font-weight: 600; }
 </script></body></html>`
 }
 
-// chromium runs headless Chromium on page with args; it skips the test
-// where there is none.
+// chromium runs headless Chromium on page with args (browser.Run).
 func chromium(t *testing.T, page string, args ...string) []byte {
 	t.Helper()
-	bin := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		t.Skip("no chromium (.ci/run installs Debian's)")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--allow-file-access-from-files",
-		"--user-data-dir=" + t.TempDir(), "--virtual-time-budget=20000"}
-	cmd := exec.CommandContext(ctx, bin, append(append(base, args...), "file://"+page)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, errb.String())
-	}
-	return out.Bytes()
+	out, _ := browser.Run(t, page, args...)
+	return out
 }
 
 // The five kinds of PR comment (the goldens in testdata) rendered as
@@ -125,27 +102,11 @@ func TestCommentsRenderInChromium(t *testing.T) {
 			}
 			shot := filepath.Join(t.TempDir(), "comment.png")
 			chromium(t, page, "--screenshot="+shot, "--window-size=900,1700")
-			f, err := os.Open(shot)
+			frac, err := browser.Ink(shot)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
-			img, err := png.Decode(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b := img.Bounds()
-			ink := 0
-			for y := b.Min.Y; y < b.Max.Y; y += 2 {
-				for x := b.Min.X; x < b.Max.X; x += 2 {
-					if r, g, bl, _ := img.At(x, y).RGBA(); r < 0xe000 || g < 0xe000 || bl < 0xe000 {
-						ink++
-					}
-				}
-			}
-			// A blank page (a script that failed before drawing) has no ink;
-			// the shortest comment, no-baseline, draws ~1.6% of the window.
-			if frac := float64(ink) / float64(b.Dx()*b.Dy()/4); frac < 0.005 {
+			if frac < 0.005 {
 				t.Errorf("the page is blank: %.2f%% of it drawn", 100*frac)
 			}
 			if *updateShots {

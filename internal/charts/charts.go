@@ -1,0 +1,672 @@
+package charts
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+	"strconv"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/aiperf-action/aiperf-action/internal/capacity"
+	"github.com/aiperf-action/aiperf-action/internal/metrics"
+)
+
+// Chart is one picture: its file name (AIPerf's plot name where AIPerf
+// has one) and what it draws.
+type Chart struct {
+	Name  string // file stem: ttft_over_time, cdf_ttft, …
+	Title string
+	About string // one line under it in a report: what it shows, and any thinning
+	Plot  *plot.Plot
+}
+
+// Options say how to draw.
+type Options struct {
+	MaxPoints   int  // most points a series draws (LTTB beyond it); 0: 4000
+	TimelineMax int  // most requests a timeline draws; 0: 300
+	Dark        bool // AIPerf's --theme dark
+}
+
+func (o Options) maxPoints() int {
+	if o.MaxPoints > 0 {
+		return o.MaxPoints
+	}
+	return 4000
+}
+
+func (o Options) timelineMax() int {
+	if o.TimelineMax > 0 {
+		return o.TimelineMax
+	}
+	return 300
+}
+
+// Colours: a palette that reads on light and dark, in series order.
+var palette = []color.Color{
+	color.RGBA{0x76, 0xb9, 0x00, 0xff}, // green
+	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, // blue
+	color.RGBA{0xff, 0x7f, 0x0e, 0xff}, // orange
+	color.RGBA{0xd6, 0x27, 0x28, 0xff}, // red
+	color.RGBA{0x94, 0x67, 0xbd, 0xff}, // purple
+	color.RGBA{0x8c, 0x56, 0x4b, 0xff}, // brown
+	color.RGBA{0xe3, 0x77, 0xc2, 0xff}, // pink
+	color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, // grey
+}
+
+func colour(i int) color.Color { return palette[i%len(palette)] }
+
+// newPlot is a plot with its title and axes, in the theme.
+func newPlot(title, x, y string, o Options) *plot.Plot {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, x, y
+	p.Title.Padding = vg.Points(6)
+	p.Add(plotter.NewGrid())
+	if o.Dark {
+		bg, fg := color.RGBA{0x1e, 0x1e, 0x1e, 0xff}, color.RGBA{0xe6, 0xe6, 0xe6, 0xff}
+		p.BackgroundColor = bg
+		p.Title.TextStyle.Color = fg
+		p.Legend.TextStyle.Color = fg
+		for _, a := range []*plot.Axis{&p.X, &p.Y} {
+			a.Color, a.Label.TextStyle.Color, a.Tick.Color, a.Tick.Label.Color = fg, fg, fg, fg
+		}
+	}
+	p.Legend.Top = true
+	return p
+}
+
+// msOf is a duration in ns as ms.
+func msOf(ns int64) float64 { return float64(ns) / 1e6 }
+
+// thin draws at most o.maxPoints() of pts and says so.
+func thin(pts plotter.XYs, o Options, what string) (plotter.XYs, string) {
+	if len(pts) <= o.maxPoints() {
+		return pts, fmt.Sprintf("%d %s", len(pts), what)
+	}
+	return LTTB(pts, o.maxPoints()), fmt.Sprintf("%d of %d %s drawn (thinned by LTTB, which keeps each bucket's extreme)", o.maxPoints(), len(pts), what)
+}
+
+func scatter(p *plot.Plot, pts plotter.XYs, c color.Color) error {
+	s, err := plotter.NewScatter(pts)
+	if err != nil {
+		return err
+	}
+	s.GlyphStyle.Color = c
+	s.GlyphStyle.Radius = vg.Points(1.2)
+	s.GlyphStyle.Shape = draw.CircleGlyph{}
+	p.Add(s)
+	return nil
+}
+
+func line(p *plot.Plot, pts plotter.XYs, c color.Color, legend string) error {
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return err
+	}
+	l.Color = c
+	l.Width = vg.Points(1.5)
+	p.Add(l)
+	if legend != "" {
+		p.Legend.Add(legend, l)
+	}
+	return nil
+}
+
+// Single is one run's charts, AIPerf's single-run set and more: the
+// per-request series over time, the dispersed throughput, the request
+// timeline, errors over time, each latency's CDF and its timeslices. What
+// cannot be drawn is named in skipped with the reason.
+func Single(r *Run, o Options) (out []Chart, skipped []string) {
+	add := func(c *Chart, err error) {
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s: %v", c.Name, err))
+			return
+		}
+		out = append(out, *c)
+	}
+	if r.Reqs == nil {
+		skipped = append(skipped, "the charts over time: "+r.NoRecord)
+	} else {
+		for _, s := range []struct {
+			name, title, y string
+			v              func(q *Req) (float64, bool)
+		}{
+			{"ttft_over_time", "Time to first token over time", "TTFT (ms)", func(q *Req) (float64, bool) {
+				return msOf(q.First - q.Sent), q.OK() && q.Streaming && q.First != 0
+			}},
+			{"itl_over_time", "Inter-token latency over time", "ITL (ms)", func(q *Req) (float64, bool) {
+				return msOf(q.Last-q.First) / float64(q.OSL-1), q.OK() && q.Streaming && q.First != 0 && q.OSL > 1 && q.Last > q.First
+			}},
+			{"latency_over_time", "Request latency over time", "latency (ms)", func(q *Req) (float64, bool) {
+				return msOf(q.Last - q.Sent), q.OK()
+			}},
+		} {
+			add(overTime(r, o, s.name, s.title, s.y, s.v))
+		}
+		add(dispersed(r, o))
+		add(timeline(r, o))
+		if c, err := errorsOverTime(r, o); c != nil || err != nil {
+			add(c, err)
+		}
+	}
+	for _, m := range []struct{ name, metric, label string }{
+		{"cdf_ttft", metrics.TTFT, "TTFT"}, {"cdf_itl", metrics.ITL, "ITL"}, {"cdf_latency", metrics.RequestLatency, "request latency"},
+	} {
+		if _, ok := dist(r, m.metric); !ok {
+			continue
+		}
+		add(cdf([]*Run{r}, o, m.name, m.metric, m.label))
+	}
+	for _, m := range []struct{ name, metric, label string }{
+		{"timeslices_ttft", metrics.TTFT, "TTFT"}, {"timeslices_itl", metrics.ITL, "ITL"}, {"timeslices_latency", metrics.RequestLatency, "request latency"},
+	} {
+		if d, ok := dist(r, m.metric); !ok || len(d.Windows) < 2 {
+			continue
+		}
+		add(timeslices(r, o, m.name, m.metric, m.label))
+	}
+	return out, skipped
+}
+
+func dist(r *Run, name string) (*metrics.Dist, bool) {
+	m, ok := r.Run.Metrics[name]
+	if !ok || m.Dist == nil || m.Dist.Count == 0 {
+		return nil, false
+	}
+	return m.Dist, true
+}
+
+func overTime(r *Run, o Options, name, title, y string, v func(*Req) (float64, bool)) (*Chart, error) {
+	c := &Chart{Name: name, Title: title}
+	pts := make(plotter.XYs, 0, len(r.Reqs))
+	for i := range r.Reqs {
+		q := &r.Reqs[i]
+		if val, ok := v(q); ok && !math.IsNaN(val) && !math.IsInf(val, 0) {
+			pts = append(pts, plotter.XY{X: float64(q.Sent) / 1e9, Y: val})
+		}
+	}
+	if len(pts) == 0 {
+		return c, errors.New("no request has it")
+	}
+	pts, c.About = thin(pts, o, "requests")
+	c.About = "one point a request, at its send time: " + c.About
+	c.Plot = newPlot(title, "time since the run's start (s)", y, o)
+	return c, scatter(c.Plot, pts, colour(0))
+}
+
+// dispersed is AIPerf's dispersed throughput: each request's output tokens
+// spread evenly over its generation (first token to last), none during
+// its prefill, summed over the requests at each instant.
+func dispersed(r *Run, o Options) (*Chart, error) {
+	c := &Chart{Name: "dispersed_throughput_over_time", Title: "Dispersed output token throughput over time"}
+	var t0, t1 int64 = math.MaxInt64, math.MinInt64
+	for i := range r.Reqs {
+		q := &r.Reqs[i]
+		if q.OK() && q.OSL > 0 && q.Last > q.First && q.First != 0 {
+			t0, t1 = min(t0, q.First), max(t1, q.Last)
+		}
+	}
+	if t0 >= t1 {
+		return c, errors.New("no request has a first and a last token apart")
+	}
+	const bins = 600
+	w := float64(t1-t0) / bins
+	diff := make([]float64, bins+1) // full bins, as differences
+	part := make([]float64, bins)   // partial bins at each request's ends
+	for i := range r.Reqs {
+		q := &r.Reqs[i]
+		if !(q.OK() && q.OSL > 0 && q.Last > q.First && q.First != 0) {
+			continue
+		}
+		rate := float64(q.OSL) / (float64(q.Last-q.First) / 1e9)
+		a, b := float64(q.First-t0)/w, float64(q.Last-t0)/w
+		ia, ib := min(int(a), bins-1), min(int(b), bins-1)
+		if ia == ib {
+			part[ia] += rate * (b - a)
+			continue
+		}
+		part[ia] += rate * (float64(ia+1) - a)
+		part[ib] += rate * (b - float64(ib))
+		diff[ia+1] += rate
+		diff[ib] -= rate
+	}
+	pts := make(plotter.XYs, bins)
+	run := 0.0
+	for i := 0; i < bins; i++ {
+		run += diff[i]
+		pts[i] = plotter.XY{X: (float64(t0) + (float64(i)+0.5)*w) / 1e9, Y: run + part[i]}
+	}
+	c.About = fmt.Sprintf("each request's output tokens spread evenly from its first token to its last (AIPerf's definition), in %d bins of %.3g s", bins, w/1e9)
+	c.Plot = newPlot(c.Title, "time since the run's start (s)", "output tokens/s", o)
+	c.Plot.Y.Min = 0
+	return c, line(c.Plot, pts, colour(0), "")
+}
+
+// segments draws many horizontal bars at once: a timeline's requests.
+type segments struct {
+	x0, x1, y []float64
+	c         []color.Color
+	width     vg.Length
+}
+
+func (s *segments) Plot(c draw.Canvas, p *plot.Plot) {
+	tx, ty := p.Transforms(&c)
+	for i := range s.x0 {
+		ls := draw.LineStyle{Color: s.c[i], Width: s.width}
+		c.StrokeLine2(ls, tx(s.x0[i]), ty(s.y[i]), tx(s.x1[i]), ty(s.y[i]))
+	}
+}
+
+func (s *segments) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for i := range s.x0 {
+		xmin, xmax = math.Min(xmin, s.x0[i]), math.Max(xmax, s.x1[i])
+		ymin, ymax = math.Min(ymin, s.y[i]), math.Max(ymax, s.y[i])
+	}
+	return xmin, xmax, ymin - 1, ymax + 1
+}
+
+// timeline is AIPerf's ttft_timeline, as swim lanes: each of the first
+// requests a lane, waiting from when it was due to its send (grey), in
+// prefill to its first token (orange), decoding to its last (blue), a
+// failure red.
+func timeline(r *Run, o Options) (*Chart, error) {
+	c := &Chart{Name: "ttft_timeline", Title: "Request timeline"}
+	n := min(len(r.Reqs), o.timelineMax())
+	s := &segments{width: vg.Points(math.Max(0.6, math.Min(4, 300/float64(max(n, 1)))))}
+	grey, orange, blue, red := color.RGBA{0xa0, 0xa0, 0xa0, 0xff}, colour(2), colour(1), colour(3)
+	seg := func(a, b int64, y int, col color.Color) {
+		if b > a {
+			s.x0, s.x1, s.y, s.c = append(s.x0, float64(a)/1e9), append(s.x1, float64(b)/1e9), append(s.y, float64(y)), append(s.c, col)
+		}
+	}
+	for i := 0; i < n; i++ {
+		q := &r.Reqs[i]
+		seg(q.Due, q.Sent, i, grey)
+		switch {
+		case !q.OK():
+			seg(q.Sent, q.End, i, red)
+		case q.First != 0:
+			seg(q.Sent, q.First, i, orange)
+			seg(q.First, max(q.Last, q.First), i, blue)
+		default:
+			seg(q.Sent, q.End, i, blue)
+		}
+	}
+	if len(s.x0) == 0 {
+		return c, errors.New("no request has a span")
+	}
+	c.Plot = newPlot(c.Title, "time since the run's start (s)", "request (in send order)", o)
+	c.Plot.Legend.Left = true
+	c.Plot.Add(s)
+	for _, l := range []struct {
+		name string
+		col  color.Color
+	}{{"waiting (due → sent)", grey}, {"prefill (sent → first token)", orange}, {"decode (first → last token)", blue}, {"failed", red}} {
+		c.Plot.Legend.Add(l.name, legendSwatch{l.col})
+	}
+	c.About = fmt.Sprintf("the first %d of %d requests, one lane each", n, len(r.Reqs))
+	return c, nil
+}
+
+// legendSwatch is a legend thumbnail of a colour.
+type legendSwatch struct{ c color.Color }
+
+func (l legendSwatch) Thumbnail(c *draw.Canvas) {
+	c.FillPolygon(l.c, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
+}
+
+// errorsOverTime counts failures by kind in each window (run.json's
+// window, by when they ended); nil with no failure.
+func errorsOverTime(r *Run, o Options) (*Chart, error) {
+	failed := 0
+	var t1 int64
+	for i := range r.Reqs {
+		q := &r.Reqs[i]
+		if !q.OK() {
+			failed++
+		}
+		t1 = max(t1, q.End)
+	}
+	if failed == 0 {
+		return nil, nil
+	}
+	win := 1.0
+	if d, ok := dist(r, metrics.RequestLatency); ok && d.WindowS > 0 {
+		win = d.WindowS
+	}
+	bins := int(float64(t1)/1e9/win) + 1
+	if bins > 2000 {
+		win *= float64(bins) / 2000
+		bins = 2000
+	}
+	counts := map[string][]float64{}
+	for i := range r.Reqs {
+		q := &r.Reqs[i]
+		if q.OK() {
+			continue
+		}
+		k := r.ErrKind(q)
+		if counts[k] == nil {
+			counts[k] = make([]float64, bins)
+		}
+		counts[k][min(bins-1, max(0, int(float64(q.End)/1e9/win)))]++
+	}
+	kinds := make([]string, 0, len(counts))
+	for k := range counts {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	c := &Chart{Name: "errors_over_time", Title: "Failed requests over time, by kind"}
+	c.Plot = newPlot(c.Title, "time since the run's start (s)", fmt.Sprintf("failed requests per %.3g s", win), o)
+	for i, k := range kinds {
+		pts := make(plotter.XYs, bins)
+		for b := range pts {
+			pts[b] = plotter.XY{X: (float64(b) + 0.5) * win, Y: counts[k][b]}
+		}
+		if err := line(c.Plot, pts, colour(3+i), k); err != nil {
+			return c, err
+		}
+	}
+	c.Plot.Y.Min = 0
+	c.About = fmt.Sprintf("%d failed requests of %d, counted when each ended", failed, len(r.Reqs))
+	return c, nil
+}
+
+// cdfPoints is a histogram's CDF: at each bucket's upper edge (in the
+// metric's unit), the share of values at or below it.
+func cdfPoints(h *hdr.Histogram, scale float64) plotter.XYs {
+	var pts plotter.XYs
+	total := h.TotalCount()
+	if total == 0 || scale <= 0 {
+		return nil
+	}
+	seen := int64(0)
+	for _, b := range h.Distribution() {
+		if b.Count == 0 {
+			continue
+		}
+		seen += b.Count
+		x := float64(b.To) / scale
+		if x <= 0 {
+			continue
+		}
+		pts = append(pts, plotter.XY{X: x, Y: float64(seen) / float64(total)})
+	}
+	return pts
+}
+
+// cdf overlays each run's CDF of a metric, from run.json's histogram, on a
+// log axis.
+func cdf(runs []*Run, o Options, name, metric, label string) (*Chart, error) {
+	c := &Chart{Name: name, Title: "CDF of " + label}
+	unit := ""
+	c.Plot = newPlot(c.Title, "", "share of requests at or below", o)
+	c.Plot.X.Scale, c.Plot.X.Tick.Marker = plot.LogScale{}, logTicks{}
+	drawn := 0
+	for i, r := range runs {
+		d, ok := dist(r, metric)
+		if !ok {
+			continue
+		}
+		h, err := d.Histogram()
+		if err != nil {
+			return c, fmt.Errorf("%s: %s's histogram: %v", r.Label, metric, err)
+		}
+		pts := cdfPoints(h, d.Scale)
+		if len(pts) == 0 {
+			continue
+		}
+		unit = d.Unit
+		legend := ""
+		if len(runs) > 1 {
+			legend = r.Label
+		}
+		if err := line(c.Plot, pts, colour(i), legend); err != nil {
+			return c, err
+		}
+		drawn++
+	}
+	if drawn == 0 {
+		return c, errors.New("no run has it")
+	}
+	c.Plot.X.Label.Text = fmt.Sprintf("%s (%s, log scale)", label, unit)
+	c.Plot.Y.Min, c.Plot.Y.Max = 0, 1
+	c.Plot.Legend.Top = false // (a CDF leaves its lower right empty)
+	c.About = "from run.json's HdrHistogram (3 significant figures): every request, no sampling"
+	return c, nil
+}
+
+// timeslices is a metric's p50, p90 and p99 in each window of run.json.
+func timeslices(r *Run, o Options, name, metric, label string) (*Chart, error) {
+	d, _ := dist(r, metric)
+	c := &Chart{Name: name, Title: label + " by time slice"}
+	qs := []float64{50, 90, 99}
+	series := make([]plotter.XYs, len(qs))
+	for w, enc := range d.Windows {
+		if enc == "" {
+			continue
+		}
+		h, err := hdr.Decode([]byte(enc))
+		if err != nil {
+			return c, fmt.Errorf("window %d: %v", w, err)
+		}
+		if h.TotalCount() == 0 {
+			continue
+		}
+		for i, q := range qs {
+			series[i] = append(series[i], plotter.XY{X: (float64(w) + 0.5) * d.WindowS, Y: float64(h.ValueAtQuantile(q)) / d.Scale})
+		}
+	}
+	if len(series[0]) == 0 {
+		return c, errors.New("no window has a value")
+	}
+	c.Plot = newPlot(c.Title, fmt.Sprintf("time since the run's start (s), windows of %.3g s", d.WindowS), fmt.Sprintf("%s (%s)", label, d.Unit), o)
+	for i, q := range qs {
+		if err := line(c.Plot, series[i], colour(i), fmt.Sprintf("p%g", q)); err != nil {
+			return c, err
+		}
+	}
+	c.About = "each window's percentiles, from its own HdrHistogram in run.json"
+	return c, nil
+}
+
+// Multi is the charts that set several runs side by side: AIPerf's TTFT
+// against throughput, and each latency's CDFs overlaid.
+func Multi(runs []*Run, o Options) (out []Chart, skipped []string) {
+	add := func(c *Chart, err error) {
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s: %v", c.Name, err))
+			return
+		}
+		out = append(out, *c)
+	}
+	add(ttftVsThroughput(runs, o))
+	for _, m := range []struct{ name, metric, label string }{
+		{"cdf_ttft", metrics.TTFT, "TTFT"}, {"cdf_itl", metrics.ITL, "ITL"}, {"cdf_latency", metrics.RequestLatency, "request latency"},
+	} {
+		add(cdf(runs, o, m.name, m.metric, m.label))
+	}
+	skipped = append(skipped, "pareto_curve_throughput_per_gpu_vs_latency, pareto_curve_throughput_per_gpu_vs_interactivity: throughput per GPU needs each run's GPU count, which only GPU telemetry gives; not drawn")
+	return out, skipped
+}
+
+// ttftVsThroughput is AIPerf's ttft_vs_throughput: each run's TTFT p50 and
+// p99 against its request throughput, in order of throughput.
+func ttftVsThroughput(runs []*Run, o Options) (*Chart, error) {
+	c := &Chart{Name: "ttft_vs_throughput", Title: "TTFT against request throughput"}
+	type pt struct {
+		x, p50, p99 float64
+		label       string
+	}
+	var ps []pt
+	unit := "ms"
+	for _, r := range runs {
+		d, ok := dist(r, metrics.TTFT)
+		rt, ok2 := r.Run.Metrics[metrics.RequestTput]
+		if !ok || !ok2 || rt.Rate == nil {
+			continue
+		}
+		unit = d.Unit
+		ps = append(ps, pt{rt.Rate.Value, d.P50, d.P99, r.Label})
+	}
+	if len(ps) == 0 {
+		return c, errors.New("no run has both TTFT and request throughput (a streamed run)")
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].x < ps[j].x })
+	c.Plot = newPlot(c.Title, "request throughput (requests/s)", "TTFT ("+unit+")", o)
+	for i, s := range []struct {
+		name string
+		v    func(pt) float64
+	}{{"p50", func(p pt) float64 { return p.p50 }}, {"p99", func(p pt) float64 { return p.p99 }}} {
+		xy := make(plotter.XYs, len(ps))
+		for k, p := range ps {
+			xy[k] = plotter.XY{X: p.x, Y: s.v(p)}
+		}
+		if err := line(c.Plot, xy, colour(i), "TTFT "+s.name); err != nil {
+			return c, err
+		}
+		if err := scatter(c.Plot, xy, colour(i)); err != nil {
+			return c, err
+		}
+	}
+	labels := make([]string, len(ps))
+	xy := make(plotter.XYs, len(ps))
+	for k, p := range ps {
+		labels[k], xy[k] = p.label, plotter.XY{X: p.x, Y: p.p50}
+	}
+	if l, err := plotter.NewLabels(plotter.XYLabels{XYs: xy, Labels: labels}); err == nil {
+		c.Plot.Add(l)
+	}
+	c.About = fmt.Sprintf("%d runs, each a point at its request throughput", len(ps))
+	return c, nil
+}
+
+// Attainment is a capacity search's picture: each load's attainment with
+// its interval, the isotonic fit, the target, and the capacity's interval.
+func Attainment(e capacity.Estimate, o Options) (*Chart, error) {
+	c := &Chart{Name: "attainment_vs_load", Title: "Attainment of the objectives against load"}
+	if len(e.Points) == 0 {
+		return c, errors.New("no probe")
+	}
+	c.Plot = newPlot(c.Title, "load (requests/s, log scale)", "share of requests meeting every objective", o)
+	c.Plot.X.Scale, c.Plot.X.Tick.Marker = plot.LogScale{}, logTicks{}
+	pts := make(plotter.XYs, len(e.Points))
+	fit := make(plotter.XYs, len(e.Points))
+	bars := make(plotter.YErrors, len(e.Points))
+	for i, p := range e.Points {
+		pts[i] = plotter.XY{X: p.Load, Y: p.Attainment}
+		fit[i] = plotter.XY{X: p.Load, Y: p.Fit}
+		bars[i].Low, bars[i].High = p.Attainment-p.Lo, p.Hi-p.Attainment
+	}
+	eb, err := plotter.NewYErrorBars(struct {
+		plotter.XYs
+		plotter.YErrors
+	}{pts, bars})
+	if err != nil {
+		return c, err
+	}
+	eb.Color = colour(1)
+	c.Plot.Add(eb)
+	if err := scatter(c.Plot, pts, colour(1)); err != nil {
+		return c, err
+	}
+	if err := line(c.Plot, fit, colour(0), "isotonic fit"); err != nil {
+		return c, err
+	}
+	lo, hi := e.Points[0].Load, e.Points[len(e.Points)-1].Load
+	if err := line(c.Plot, plotter.XYs{{X: lo, Y: e.Target}, {X: hi, Y: e.Target}}, colour(3), fmt.Sprintf("target %.3g%%", 100*e.Target)); err != nil {
+		return c, err
+	}
+	if e.LoBounded && e.HiBounded {
+		if err := line(c.Plot, plotter.XYs{{X: e.Lo, Y: 0.02}, {X: e.Hi, Y: 0.02}}, colour(2), fmt.Sprintf("capacity %.4g, interval %.4g to %.4g", e.Capacity, e.Lo, e.Hi)); err != nil {
+			return c, err
+		}
+	}
+	c.Plot.Y.Min, c.Plot.Y.Max = 0, 1.02
+	c.Plot.Legend.Top, c.Plot.Legend.Left = false, true // (attainment falls to the right: the lower left is empty)
+	c.About = "each load's attainment with its interval (simultaneous over the loads); " + e.String()
+	return c, nil
+}
+
+// CompareCDF draws a metric's CDF for each baseline run in grey, the band
+// the baseline spans, and each candidate run in colour over it.
+func CompareCDF(base, cand []*Run, o Options, name, metric, label string) (*Chart, error) {
+	c := &Chart{Name: name, Title: "CDF of " + label + ": candidate over the baseline's runs"}
+	c.Plot = newPlot(c.Title, "", "share of requests at or below", o)
+	c.Plot.X.Scale, c.Plot.X.Tick.Marker = plot.LogScale{}, logTicks{}
+	unit, drawn := "", 0
+	grey := color.RGBA{0xb0, 0xb0, 0xb0, 0xff}
+	for side, runs := range [][]*Run{base, cand} {
+		for i, r := range runs {
+			d, ok := dist(r, metric)
+			if !ok {
+				continue
+			}
+			h, err := d.Histogram()
+			if err != nil {
+				return c, fmt.Errorf("%s: %s's histogram: %v", r.Label, metric, err)
+			}
+			pts := cdfPoints(h, d.Scale)
+			if len(pts) == 0 {
+				continue
+			}
+			unit = d.Unit
+			col, legend := color.Color(grey), ""
+			if side == 0 && i == 0 {
+				legend = fmt.Sprintf("baseline (%d runs)", len(base))
+			}
+			if side == 1 {
+				col = colour(i)
+				legend = "candidate " + r.Label
+			}
+			if err := line(c.Plot, pts, col, legend); err != nil {
+				return c, err
+			}
+			drawn++
+		}
+	}
+	if drawn == 0 {
+		return c, errors.New("no run has it")
+	}
+	c.Plot.X.Label.Text = fmt.Sprintf("%s (%s, log scale)", label, unit)
+	c.Plot.Y.Min, c.Plot.Y.Max = 0, 1
+	c.Plot.Legend.Top = false // (a CDF leaves its lower right empty)
+	c.About = "from each run's HdrHistogram in run.json; grey: the baseline's runs"
+	return c, nil
+}
+
+// logTicks labels a log axis at 1, 2 and 5 times each power of ten, with
+// unlabelled ticks between (gonum's LogTicks labels powers of ten only,
+// which leaves a latency axis of 20 to 600 ms one label).
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) {
+		return nil
+	}
+	// Under two decades every mantissa is labelled, else 1, 2 and 5.
+	every := math.Log10(hi/lo) < 1.3
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		p := math.Pow(10, e)
+		for m := 1.0; m < 10; m++ {
+			v := m * p
+			if v < lo || v > hi {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if every || m == 1 || m == 2 || m == 5 {
+				t.Label = strconv.FormatFloat(v, 'g', 4, 64)
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}

@@ -1,0 +1,258 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/aiperf-action/aiperf-action/internal/capacity"
+	"github.com/aiperf-action/aiperf-action/internal/charts"
+	"github.com/aiperf-action/aiperf-action/internal/judge"
+	"github.com/aiperf-action/aiperf-action/internal/report"
+	"github.com/aiperf-action/aiperf-action/internal/result"
+)
+
+// chartFlags are plot's and report's drawing flags.
+type chartFlags struct {
+	theme     string
+	maxPoints int
+	timeline  int
+}
+
+func (c *chartFlags) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&c.theme, "theme", "light", "light or dark (AIPerf's)")
+	fs.IntVar(&c.maxPoints, "max-points", 4000, "most points a chart draws of a series; more are thinned by LTTB (largest-triangle-three-buckets, which keeps each bucket's extreme), and the chart says so")
+	fs.IntVar(&c.timeline, "timeline-requests", 300, "requests the request timeline draws (the first, in send order)")
+}
+
+func (c *chartFlags) options() (charts.Options, error) {
+	if c.theme != "light" && c.theme != "dark" {
+		return charts.Options{}, fmt.Errorf("--theme %q: want light or dark", c.theme)
+	}
+	if c.maxPoints < 10 || c.timeline < 1 {
+		return charts.Options{}, fmt.Errorf("--max-points %d, --timeline-requests %d: want at least 10 and 1", c.maxPoints, c.timeline)
+	}
+	return charts.Options{Dark: c.theme == "dark", MaxPoints: c.maxPoints, TimelineMax: c.timeline}, nil
+}
+
+// loadRuns reads every run at paths (run folders, run.json files, folders
+// of run folders), each labelled by its folder; a folder holding a
+// capacity search gives its estimate instead of its probes' runs.
+func loadRuns(paths []string) (runs []*charts.Run, search *capacity.Estimate, searchNote string, err error) {
+	for _, p := range paths {
+		if b, rerr := os.ReadFile(filepath.Join(p, SearchFile)); rerr == nil {
+			var doc searchDoc
+			if err := json.Unmarshal(b, &doc); err != nil {
+				return nil, nil, "", fmt.Errorf("%s: %v", filepath.Join(p, SearchFile), err)
+			}
+			if search != nil {
+				return nil, nil, "", fmt.Errorf("%s: one capacity search a report", p)
+			}
+			e := doc.Estimate
+			search = &e
+			searchNote = fmt.Sprintf("%d probes, stopped on %s; objectives %s", len(doc.Probes), doc.Stopped, doc.SLO)
+			continue
+		}
+		loaded, err := result.ReadAll(p)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		for _, l := range loaded {
+			r, err := charts.Load(l.Path)
+			if err != nil {
+				return nil, nil, "", err
+			}
+			runs = append(runs, r)
+		}
+	}
+	// Labels: each folder's name, with its parent's where two share one.
+	seen := map[string]int{}
+	for _, r := range runs {
+		seen[r.Label]++
+	}
+	for _, r := range runs {
+		if seen[r.Label] > 1 {
+			r.Label = filepath.Base(filepath.Dir(r.Dir)) + "/" + r.Label
+		}
+	}
+	return runs, search, searchNote, nil
+}
+
+// String is the objectives in words.
+func (s searchSLO) String() string {
+	var parts []string
+	for _, o := range []struct {
+		name string
+		v    float64
+	}{{"TTFT", s.TTFTms}, {"ITL", s.ITLms}, {"latency", s.E2Ems}} {
+		if o.v > 0 {
+			parts = append(parts, fmt.Sprintf("%s ≤ %g ms", o.name, o.v))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// plotRuns writes the charts of runs (and a search) into dir, and says
+// what it wrote and what it could not draw.
+func plotRuns(runs []*charts.Run, search *capacity.Estimate, dir, format string, o charts.Options, stdout io.Writer) error {
+	var cs []charts.Chart
+	var skipped []string
+	switch {
+	case len(runs) == 1:
+		cs, skipped = charts.Single(runs[0], o)
+	case len(runs) > 1:
+		cs, skipped = charts.Multi(runs, o)
+	}
+	if search != nil {
+		c, err := charts.Attainment(*search, o)
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s: %v", c.Name, err))
+		} else {
+			cs = append(cs, *c)
+		}
+	}
+	if len(cs) == 0 {
+		return fmt.Errorf("nothing to draw: %s", strings.Join(skipped, "; "))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, c := range cs {
+		path, err := charts.Write(c, dir, format)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", path)
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(stdout, "not drawn: %s\n", s)
+	}
+	return nil
+}
+
+func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("plot", pflag.ContinueOnError)
+	var cf chartFlags
+	cf.bind(fs)
+	out, format := "", "png"
+	var dashboard bool
+	fs.StringVarP(&out, "output", "o", "", "folder for the charts (default: the first path's plots/, or artifacts/plots)")
+	fs.StringVar(&format, "format", format, "png or svg")
+	fs.BoolVar(&dashboard, "dashboard", false, "AIPerf's interactive dashboard: refused (aiperf-action report writes one self-contained HTML file instead)")
+	if code, ok := parseFlagsArgs(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "aiperf-action plot: %v\n", err)
+		return ExitError
+	}
+	o, err := cf.options()
+	switch {
+	case dashboard:
+		err = errors.Join(err, errors.New("--dashboard: an interactive dashboard (a web server) is not built; aiperf-action report RUN... -o report.html writes every chart into one file that opens offline"))
+	case format != "png" && format != "svg":
+		err = errors.Join(err, fmt.Errorf("--format %q: want png or svg", format))
+	}
+	if err != nil {
+		return fail(err)
+	}
+	paths := fs.Args()
+	if len(paths) == 0 {
+		paths = []string{"artifacts"}
+	}
+	runs, search, _, err := loadRuns(paths)
+	if err != nil {
+		return fail(err)
+	}
+	if out == "" {
+		out = filepath.Join(paths[0], "plots")
+	}
+	if err := plotRuns(runs, search, out, format, o, stdout); err != nil {
+		return fail(err)
+	}
+	return ExitOK
+}
+
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
+	var cf chartFlags
+	cf.bind(fs)
+	out, title := "report.html", ""
+	var baseline, candidate []string
+	fs.StringVarP(&out, "output", "o", out, "the HTML file to write")
+	fs.StringVar(&title, "title", "", "the page's title")
+	fs.StringArrayVar(&baseline, "baseline", nil, "baseline runs to compare (same forms as compare's; repeatable)")
+	fs.StringArrayVar(&candidate, "candidate", nil, "candidate runs to compare with them (repeatable)")
+	if code, ok := parseFlagsArgs(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "aiperf-action report: %v\n", err)
+		return ExitError
+	}
+	o, err := cf.options()
+	if err != nil {
+		return fail(err)
+	}
+	in := report.HTMLInput{Title: title, Options: o, Version: Version}
+	if (len(baseline) > 0) != (len(candidate) > 0) {
+		return fail(errors.New("--baseline and --candidate go together"))
+	}
+	if len(baseline) > 0 {
+		st, err := judge.Default.Parse()
+		if err != nil {
+			return fail(err)
+		}
+		base, err := judge.Load("--baseline", baseline)
+		if err != nil {
+			return fail(err)
+		}
+		cand, err := judge.Load("--candidate", candidate)
+		if err != nil {
+			return fail(err)
+		}
+		if in.Comparison, err = judge.Compare(st, base, cand); err != nil {
+			return fail(err)
+		}
+		if in.Baseline, _, _, err = loadRuns(baseline); err != nil {
+			return fail(err)
+		}
+		if in.Candidate, _, _, err = loadRuns(candidate); err != nil {
+			return fail(err)
+		}
+	}
+	if in.Runs, in.Search, in.SearchNote, err = loadRuns(fs.Args()); err != nil {
+		return fail(err)
+	}
+	if in.Comparison == nil && len(in.Runs) == 0 && in.Search == nil {
+		return fail(errors.New("give run folders, a search folder, or --baseline and --candidate runs"))
+	}
+	start := time.Now()
+	if err := result.WriteAtomicFunc(out, func(w io.Writer) error { return report.HTML(w, in) }); err != nil {
+		return fail(fmt.Errorf("%s: %v", out, err))
+	}
+	st, _ := os.Stat(out)
+	fmt.Fprintf(stdout, "wrote %s (%d bytes, %.1f s): open it in a browser, offline\n", out, st.Size(), time.Since(start).Seconds())
+	return ExitOK
+}
+
+// autoPlot is --auto-plot: the run's charts in its plots/ folder, read
+// back from the artifacts just written. A chart that fails is a warning;
+// the run's exit code stands.
+func autoPlot(dir string, stdout, stderr io.Writer) {
+	r, err := charts.Load(dir)
+	if err == nil {
+		err = plotRuns([]*charts.Run{r}, nil, filepath.Join(dir, "plots"), "png", charts.Options{}, stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "aiperf-action profile: --auto-plot: %v\n", err)
+	}
+}
