@@ -84,14 +84,6 @@ func newPlot(title, x, y string, o Options) *plot.Plot {
 // msOf is a duration in ns as ms.
 func msOf(ns int64) float64 { return float64(ns) / 1e6 }
 
-// thin draws at most o.maxPoints() of pts and says so.
-func thin(pts plotter.XYs, o Options, what string) (plotter.XYs, string) {
-	if len(pts) <= o.maxPoints() {
-		return pts, fmt.Sprintf("%d %s", len(pts), what)
-	}
-	return LTTB(pts, o.maxPoints()), fmt.Sprintf("%d of %d %s drawn (thinned by LTTB, which keeps each bucket's extreme)", o.maxPoints(), len(pts), what)
-}
-
 func scatter(p *plot.Plot, pts plotter.XYs, c color.Color) error {
 	s, err := plotter.NewScatter(pts)
 	if err != nil {
@@ -194,10 +186,62 @@ func overTime(r *Run, o Options, name, title, y string, v func(*Req) (float64, b
 	if len(pts) == 0 {
 		return c, errors.New("no request has it")
 	}
-	pts, c.About = thin(pts, o, "requests")
-	c.About = "one point a request, at its send time: " + c.About
 	c.Plot = newPlot(title, "time since the run's start (s)", y, o)
-	return c, scatter(c.Plot, pts, colour(0))
+	if len(pts) <= o.maxPoints() {
+		c.About = fmt.Sprintf("one point a request, at its send time: %d requests", len(pts))
+		return c, scatter(c.Plot, pts, colour(0))
+	}
+	// Too many to draw one by one: each time bucket's median and p99 as
+	// lines, and its least and greatest value as points, so that neither
+	// the body nor an outlier is lost (thinning a noisy scatter by LTTB
+	// alone draws two false bands, its minima and maxima).
+	nb := max(10, o.maxPoints()/4)
+	b := buckets(pts, nb)
+	for i, s := range []struct {
+		xy     plotter.XYs
+		legend string
+	}{{b.p50, "median"}, {b.p99, "p99"}} {
+		if err := line(c.Plot, s.xy, colour(i), s.legend); err != nil {
+			return c, err
+		}
+	}
+	for _, xy := range []plotter.XYs{b.min, b.max} {
+		if err := scatter(c.Plot, xy, colour(7)); err != nil {
+			return c, err
+		}
+	}
+	c.About = fmt.Sprintf("%d requests in %d buckets of send time: each bucket's median and p99 (lines), least and greatest (grey points)", len(pts), len(b.p50))
+	return c, nil
+}
+
+// bucketed is a series summarised over buckets of X.
+type bucketed struct{ p50, p99, min, max plotter.XYs }
+
+// buckets splits pts (sorted by X) into n runs of equal count and
+// summarises each at its mean X.
+func buckets(pts plotter.XYs, n int) bucketed {
+	var b bucketed
+	vals := make([]float64, 0, len(pts)/n+1)
+	for i := 0; i < n; i++ {
+		lo, hi := i*len(pts)/n, (i+1)*len(pts)/n
+		if hi <= lo {
+			continue
+		}
+		vals = vals[:0]
+		x := 0.0
+		for _, p := range pts[lo:hi] {
+			vals = append(vals, p.Y)
+			x += p.X
+		}
+		x /= float64(hi - lo)
+		sort.Float64s(vals)
+		q := func(f float64) float64 { return vals[min(len(vals)-1, int(f*float64(len(vals))))] }
+		b.p50 = append(b.p50, plotter.XY{X: x, Y: q(0.5)})
+		b.p99 = append(b.p99, plotter.XY{X: x, Y: q(0.99)})
+		b.min = append(b.min, plotter.XY{X: x, Y: vals[0]})
+		b.max = append(b.max, plotter.XY{X: x, Y: vals[len(vals)-1]})
+	}
+	return b
 }
 
 // dispersed is AIPerf's dispersed throughput: each request's output tokens

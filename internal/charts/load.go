@@ -5,10 +5,10 @@
 // report: one self-contained HTML file whose charts are SVG drawn here,
 // with nothing fetched when it is viewed.
 //
-// A chart of more points than it can show is thinned by
-// largest-triangle-three-buckets, which keeps each bucket's extreme, and
-// says so in its title; a timeline shows the first requests only and says
-// how many of how many.
+// A series of more requests than a chart can show one by one is drawn as
+// buckets of send time, each its median, p99, least and greatest value,
+// so that neither the body nor an outlier is lost, and the chart says so;
+// a timeline shows the first requests only and says how many of how many.
 package charts
 
 import (

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aiperf-action/aiperf-action/internal/capacity"
 	"github.com/aiperf-action/aiperf-action/internal/charts"
+	"github.com/aiperf-action/aiperf-action/internal/gate"
 	"github.com/aiperf-action/aiperf-action/internal/judge"
 	"github.com/aiperf-action/aiperf-action/internal/report"
 	"github.com/aiperf-action/aiperf-action/internal/result"
@@ -29,7 +30,7 @@ type chartFlags struct {
 
 func (c *chartFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&c.theme, "theme", "light", "light or dark (AIPerf's)")
-	fs.IntVar(&c.maxPoints, "max-points", 4000, "most points a chart draws of a series; more are thinned by LTTB (largest-triangle-three-buckets, which keeps each bucket's extreme), and the chart says so")
+	fs.IntVar(&c.maxPoints, "max-points", 4000, "most requests a chart draws one by one; past it, buckets of send time, each its median, p99, least and greatest (the chart says so)")
 	fs.IntVar(&c.timeline, "timeline-requests", 300, "requests the request timeline draws (the first, in send order)")
 }
 
@@ -182,6 +183,7 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	start := time.Now()
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	var cf chartFlags
 	cf.bind(fs)
@@ -229,13 +231,30 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return fail(err)
 		}
 	}
+	if args := fs.Args(); len(args) == 1 && len(baseline) == 0 {
+		// A gate's results folder: its comparison.json and its runs.
+		if _, err := os.Stat(filepath.Join(args[0], gate.ArtifactFile)); err == nil {
+			_, rep, err := gate.ReadArtifact(filepath.Join(args[0], gate.ArtifactFile))
+			if err != nil {
+				return fail(err)
+			}
+			b, err := report.GateHTML(rep, args[0], Version)
+			if err != nil {
+				return fail(err)
+			}
+			if err := result.WriteFileAtomic(out, b); err != nil {
+				return fail(fmt.Errorf("%s: %v", out, err))
+			}
+			fmt.Fprintf(stdout, "wrote %s (%d bytes, %.1f s) from %s: open it in a browser, offline\n", out, len(b), time.Since(start).Seconds(), filepath.Join(args[0], gate.ArtifactFile))
+			return ExitOK
+		}
+	}
 	if in.Runs, in.Search, in.SearchNote, err = loadRuns(fs.Args()); err != nil {
 		return fail(err)
 	}
 	if in.Comparison == nil && len(in.Runs) == 0 && in.Search == nil {
 		return fail(errors.New("give run folders, a search folder, or --baseline and --candidate runs"))
 	}
-	start := time.Now()
 	if err := result.WriteAtomicFunc(out, func(w io.Writer) error { return report.HTML(w, in) }); err != nil {
 		return fail(fmt.Errorf("%s: %v", out, err))
 	}

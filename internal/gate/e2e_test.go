@@ -278,10 +278,15 @@ func TestGatePullRequest(t *testing.T) {
 		}
 	}
 	outputs := read(t, env.output)
-	for _, want := range []string{"verdict", "report-path", "comment-url", "summary-markdown"} {
+	for _, want := range []string{"verdict", "report-path", "report-html-path", "comment-url", "summary-markdown"} {
 		if !strings.Contains(outputs, want) {
 			t.Errorf("output %s not written:\n%s", want, outputs)
 		}
+	}
+	// report.html: the scenario's verdict, its table and charts drawn in.
+	html := read(t, filepath.Join(dir, "pr", "report.html"))
+	if !strings.Contains(html, "<svg") || !strings.Contains(html, "time_to_first_token p50") || strings.Contains(html, testToken) {
+		t.Errorf("report.html: %d bytes, svg %v", len(html), strings.Contains(html, "<svg"))
 	}
 	if !strings.Contains(read(t, env.summary), "2 runs of this PR against the baseline runs as of the merge-base base0000") {
 		t.Errorf("summary:\n%s", read(t, env.summary))

@@ -79,6 +79,9 @@ type Renderer interface {
 	Markdown(rep *Report, full bool) string // report.md and the job summary; full false leaves out details and charts
 	Comment(rep *Report, limit int) string  // the PR comment, cut to fit limit
 	Failure(f *Failure, limit int) string   // the PR comment of a gate that could not run
+	// HTML is report.html: the report with its charts, the candidate runs
+	// read back from the results folder.
+	HTML(rep *Report, resultsDir string) ([]byte, error)
 }
 
 // defaults fills what was left out: no output.

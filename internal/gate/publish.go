@@ -36,6 +36,17 @@ func (g *gate) finish(ctx context.Context, rep *Report) (int, error) {
 	if err := result.WriteFileAtomic(reportPath, []byte(full)); err != nil {
 		return 0, err
 	}
+	// report.html: the charts, for the run's artifacts (a failure to draw
+	// is said, and never fails the gate).
+	htmlPath := filepath.Join(out, HTMLReportFile)
+	if b, err := g.opt.Render.HTML(rep, out); err != nil {
+		rep.Notes = append(rep.Notes, "report.html was not written: "+err.Error())
+		htmlPath = ""
+	} else if err := result.WriteFileAtomic(htmlPath, b); err != nil {
+		rep.Notes = append(rep.Notes, "report.html was not written: "+err.Error())
+		htmlPath = ""
+	}
+	rep.Meta.HTMLReport = htmlPath != ""
 	cj, _ := json.MarshalIndent(NewArtifact(rep, g.env.PRNumber(), g.env.HeadSHA(), g.opt.CommentKey), "", "  ")
 	if err := result.WriteFileAtomic(filepath.Join(out, ArtifactFile), append(cj, '\n')); err != nil {
 		return 0, err
@@ -78,6 +89,9 @@ func (g *gate) finish(ctx context.Context, rep *Report) (int, error) {
 		g.env.Summary(full)
 		g.env.Output("verdict", string(rep.Verdict))
 		g.env.Output("report-path", reportPath)
+		if htmlPath != "" {
+			g.env.Output("report-html-path", htmlPath)
+		}
 		g.env.Output("comment-url", commentURL)
 		g.env.Output("summary-markdown", full)
 	} else {

@@ -104,6 +104,9 @@ type Meta struct {
 	Head   string `json:"head,omitempty"`
 	Base   string `json:"base,omitempty"`
 	RunURL string `json:"run_url,omitempty"`
+	// HTMLReport says report.html (the charts) was written beside
+	// report.md, for the run's artifacts.
+	HTMLReport bool `json:"html_report,omitempty"`
 	// Testbed is the key the baselines were kept apart by, Environment
 	// the machine and server in words.
 	Testbed     string `json:"testbed,omitempty"`
@@ -177,3 +180,6 @@ func Fold(ss []Scenario) Verdict {
 	}
 	return v
 }
+
+// HTMLReportFile is report.html's name in the results folder.
+const HTMLReportFile = "report.html"

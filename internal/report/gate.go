@@ -25,6 +25,11 @@ func (Gate) Run(w io.Writer, r *run.Result) { Console(w, r.Run) }
 // Markdown is GateMarkdown with the marker.
 func (g Gate) Markdown(rep *gate.Report, full bool) string { return GateMarkdown(rep, g.Marker, full) }
 
+// HTML is GateHTML.
+func (Gate) HTML(rep *gate.Report, resultsDir string) ([]byte, error) {
+	return GateHTML(rep, resultsDir, run.Version)
+}
+
 // Comment is CommentMarkdown with the marker.
 func (g Gate) Comment(rep *gate.Report, limit int) string {
 	return CommentMarkdown(rep, g.Marker, limit)

@@ -334,7 +334,11 @@ func commitLine(m gate.Meta) string {
 		parts = append(parts, "commit "+short(m.Head))
 	}
 	if m.RunURL != "" {
-		parts = append(parts, "[workflow run]("+m.RunURL+")", "[artifacts]("+m.RunURL+"#artifacts)")
+		arts := "[artifacts](" + m.RunURL + "#artifacts)"
+		if m.HTMLReport {
+			arts = "[artifacts](" + m.RunURL + "#artifacts) (`report.html`: every chart, offline)"
+		}
+		parts = append(parts, "[workflow run]("+m.RunURL+")", arts)
 	}
 	return strings.Join(parts, " · ")
 }

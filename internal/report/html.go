@@ -20,6 +20,8 @@ import (
 // from its artifacts alone.
 type HTMLInput struct {
 	Title      string
+	Lines      []string       // said under the title
+	Scenarios  []HTMLScenario // a gate's scenarios
 	Runs       []*charts.Run // each on its own, and side by side when several
 	Baseline   []*charts.Run // with Candidate and Comparison: a comparison
 	Candidate  []*charts.Run
@@ -29,6 +31,16 @@ type HTMLInput struct {
 	Options    charts.Options
 	Generated  time.Time
 	Version    string
+}
+
+// HTMLScenario is one of a gate's scenarios: its verdict, its comparison
+// (nil without a baseline), and its runs.
+type HTMLScenario struct {
+	Name, Verdict string
+	Notes         []string
+	Comparison    *judge.Report
+	Baseline      []*charts.Run // the stored runs compared with (their run.json only), or a paired A/B's
+	Candidate     []*charts.Run
 }
 
 type htmlChart struct {
@@ -69,6 +81,41 @@ func HTML(w io.Writer, in HTMLInput) error {
 		s.Skipped = append(s.Skipped, skipped...)
 		secs = append(secs, s)
 		return nil
+	}
+	for i, sc := range in.Scenarios {
+		s := htmlSection{ID: fmt.Sprintf("scenario-%d", i+1), Heading: fmt.Sprintf("Scenario %s: %s", sc.Name, strings.ToUpper(sc.Verdict)), Lines: sc.Notes}
+		if sc.Comparison != nil {
+			cs := comparisonSection(sc.Comparison)
+			s.Lines = append(s.Lines, cs.Lines...)
+			s.Tables = cs.Tables
+		}
+		var cs []charts.Chart
+		var skipped []string
+		for _, m := range []struct{ name, metric, label string }{
+			{"cmp_cdf_ttft", metrics.TTFT, "TTFT"}, {"cmp_cdf_itl", metrics.ITL, "ITL"}, {"cmp_cdf_latency", metrics.RequestLatency, "request latency"},
+		} {
+			c, err := charts.CompareCDF(sc.Baseline, sc.Candidate, in.Options, m.name, m.metric, m.label)
+			if err != nil {
+				skipped = append(skipped, fmt.Sprintf("%s: %v", c.Name, err))
+				continue
+			}
+			cs = append(cs, *c)
+		}
+		if len(sc.Candidate) > 0 {
+			s.Tables = append(s.Tables, runsTable(sc.Candidate))
+			// The first candidate run over time.
+			one, sk := charts.Single(sc.Candidate[0], in.Options)
+			for _, c := range one {
+				if !strings.HasPrefix(c.Name, "cdf_") {
+					c.Title += " (candidate " + sc.Candidate[0].Label + ")"
+					cs = append(cs, c)
+				}
+			}
+			skipped = append(skipped, sk...)
+		}
+		if err := add(s, cs, skipped); err != nil {
+			return err
+		}
 	}
 	if in.Comparison != nil {
 		s := comparisonSection(in.Comparison)
@@ -127,9 +174,10 @@ func HTML(w io.Writer, in HTMLInput) error {
 	}
 	return htmlPage.Execute(w, struct {
 		Title, Generated, Version string
+		Lines                     []string
 		Sections                  []htmlSection
 		Dark                      bool
-	}{title, gen.UTC().Format(time.RFC3339), in.Version, secs, in.Options.Dark})
+	}{title, gen.UTC().Format(time.RFC3339), in.Version, in.Lines, secs, in.Options.Dark})
 }
 
 func f3(v float64) string { return fmt.Sprintf("%.4g", v) }
@@ -254,6 +302,7 @@ figure { margin: 16px 0; } figure svg { max-width: 100%; height: auto; display: 
 <body>
 <h1>{{.Title}}</h1>
 <p class="meta">Generated {{.Generated}} by aiperf-action {{.Version}} from the run folders alone (run.json, records.jsonl); every chart is drawn into this file, and nothing is fetched to view it.</p>
+{{range .Lines}}<p>{{.}}</p>{{end}}
 <nav>{{range .Sections}}<a href="#{{.ID}}">{{.Heading}}</a>{{end}}</nav>
 {{range .Sections}}<section id="{{.ID}}">
 <h2>{{.Heading}}</h2>

@@ -1,0 +1,90 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/aiperf-action/aiperf-action/internal/charts"
+	"github.com/aiperf-action/aiperf-action/internal/gate"
+	"github.com/aiperf-action/aiperf-action/internal/run"
+)
+
+// GateHTML is the gate's report.html: each scenario's verdict and table,
+// its candidate's CDFs over the baseline's runs, and its first candidate
+// run over time, the candidate runs read back from the results folder
+// (resultsDir/<scenario>/run-N, and baseline-N of a paired A/B). A report
+// rebuilt from comparison.json alone has no stored baseline runs: its
+// CDFs are the candidate's.
+func GateHTML(rep *gate.Report, resultsDir, version string) ([]byte, error) {
+	in := HTMLInput{Title: "aiperf-action gate: " + strings.ToUpper(string(rep.Verdict)), Version: version}
+	m := rep.Meta
+	in.Lines = append(in.Lines, fmt.Sprintf("model %s; server %s; runner %s; testbed %s", m.Model, m.Server, m.Runner, m.Testbed))
+	if m.Head != "" {
+		in.Lines = append(in.Lines, fmt.Sprintf("commit %s against %s; %s", m.Head, m.Base, m.RunURL))
+	}
+	for _, s := range rep.Scenarios {
+		hs := HTMLScenario{Name: s.Name, Verdict: string(s.Verdict()), Comparison: s.Compare}
+		for _, note := range []string{s.Broken, s.ProfileChanged, s.EnvChanged, s.BaselineSource} {
+			if note != "" {
+				hs.Notes = append(hs.Notes, note)
+			}
+		}
+		dir := filepath.Join(resultsDir, run.SafeName(s.Name))
+		var err error
+		if hs.Candidate, err = loadGlob(dir, "run-"); err != nil {
+			return nil, err
+		}
+		if s.Paired {
+			if hs.Baseline, err = loadGlob(dir, "baseline-"); err != nil {
+				return nil, err
+			}
+		} else {
+			for i, r := range s.Baseline {
+				label := fmt.Sprintf("baseline %d", i+1)
+				if i < len(s.BaselineCommits) {
+					label += " @" + s.BaselineCommits[i]
+				}
+				hs.Baseline = append(hs.Baseline, &charts.Run{Label: label, Run: r, NoRecord: "a stored baseline run keeps its run.json only"})
+			}
+		}
+		in.Scenarios = append(in.Scenarios, hs)
+	}
+	var b bytes.Buffer
+	err := HTML(&b, in)
+	return b.Bytes(), err
+}
+
+// loadGlob loads dir's run folders named prefix<N>, in order of N.
+func loadGlob(dir, prefix string) ([]*charts.Run, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil // (a scenario that wrote nothing: nothing to draw)
+	}
+	var names []string
+	for _, e := range ents {
+		if e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
+			if _, err := os.Stat(filepath.Join(dir, e.Name(), "run.json")); err == nil {
+				names = append(names, e.Name())
+			}
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		var a, b int
+		fmt.Sscan(strings.TrimPrefix(names[i], prefix), &a)
+		fmt.Sscan(strings.TrimPrefix(names[j], prefix), &b)
+		return a < b
+	})
+	var out []*charts.Run
+	for _, n := range names {
+		r, err := charts.Load(filepath.Join(dir, n))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
