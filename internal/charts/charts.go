@@ -712,5 +712,58 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 			ts = append(ts, t)
 		}
 	}
+	labelled := 0
+	for _, t := range ts {
+		if t.Label != "" {
+			labelled++
+		}
+	}
+	if labelled < 2 {
+		// A range narrower than the steps between round numbers: four
+		// labels evenly spaced inside it on the log axis, to three figures.
+		ts = ts[:0]
+		for i := 0; i < 4; i++ {
+			v := lo * math.Pow(hi/lo, (float64(i)+0.5)/4)
+			ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 3, 64)})
+		}
+	}
 	return ts
+}
+
+// Trend is a statistic of the stored baseline runs in the order they were
+// stored (labelled by the commit each ran), and the candidate's mean as a
+// line across them: the baseline's trend by commit.
+func Trend(name, title, unit string, labels []string, vals []float64, cand float64, candRuns int, o Options) (*Chart, error) {
+	c := &Chart{Name: name, Title: title}
+	if len(vals) == 0 {
+		return c, errors.New("no baseline run has it")
+	}
+	c.Plot = newPlot(title, "stored baseline runs, oldest first, by commit", unit, o)
+	pts := make(plotter.XYs, len(vals))
+	for i, v := range vals {
+		pts[i] = plotter.XY{X: float64(i), Y: v}
+	}
+	if err := line(c.Plot, pts, colour(7), "baseline runs"); err != nil {
+		return c, err
+	}
+	if err := scatter(c.Plot, pts, colour(7)); err != nil {
+		return c, err
+	}
+	if err := line(c.Plot, plotter.XYs{{X: 0, Y: cand}, {X: float64(len(vals) - 1), Y: cand}}, colour(0), fmt.Sprintf("this PR (mean of %d runs)", candRuns)); err != nil {
+		return c, err
+	}
+	// Every commit's label where they fit, else every k-th.
+	step := max(1, len(labels)/12)
+	var ticks []plot.Tick
+	for i, l := range labels {
+		t := plot.Tick{Value: float64(i)}
+		if i%step == 0 {
+			t.Label = l
+		}
+		ticks = append(ticks, t)
+	}
+	c.Plot.X.Tick.Marker = plot.ConstantTicks(ticks)
+	c.Plot.Y.Min = 0
+	c.About = fmt.Sprintf("%d stored runs; the line across them is this PR's mean", len(vals))
+	return c, nil
 }

@@ -285,7 +285,7 @@ func TestGatePullRequest(t *testing.T) {
 	}
 	// report.html: the scenario's verdict, its table and charts drawn in.
 	html := read(t, filepath.Join(dir, "pr", "report.html"))
-	if !strings.Contains(html, "<svg") || !strings.Contains(html, "time_to_first_token p50") || strings.Contains(html, testToken) {
+	if !strings.Contains(html, "<svg") || !strings.Contains(html, "time_to_first_token p50") || !strings.Contains(html, "Trend of time_to_first_token p50 by commit") || strings.Contains(html, testToken) {
 		t.Errorf("report.html: %d bytes, svg %v", len(html), strings.Contains(html, "<svg"))
 	}
 	if !strings.Contains(read(t, env.summary), "2 runs of this PR against the baseline runs as of the merge-base base0000") {

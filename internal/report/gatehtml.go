@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"github.com/aiperf-action/aiperf-action/compare"
 	"os"
 	"path/filepath"
 	"sort"
@@ -24,10 +25,18 @@ func GateHTML(rep *gate.Report, resultsDir, version string) ([]byte, error) {
 	m := rep.Meta
 	in.Lines = append(in.Lines, fmt.Sprintf("model %s; server %s; runner %s; testbed %s", m.Model, m.Server, m.Runner, m.Testbed))
 	if m.Head != "" {
-		in.Lines = append(in.Lines, fmt.Sprintf("commit %s against %s; %s", m.Head, m.Base, m.RunURL))
+		l := "commit " + m.Head
+		if m.Base != "" {
+			l += " against " + m.Base
+		}
+		if m.RunURL != "" {
+			l += "; " + m.RunURL
+		}
+		in.Lines = append(in.Lines, l)
 	}
 	for _, s := range rep.Scenarios {
-		hs := HTMLScenario{Name: s.Name, Verdict: string(s.Verdict()), Comparison: s.Compare}
+		hs := HTMLScenario{Name: s.Name, Verdict: string(s.Verdict()), Comparison: s.Compare,
+			Notes: []string{fmt.Sprintf("%d candidate runs against %d baseline runs", s.CandidateCount(), s.BaselineCount())}}
 		for _, note := range []string{s.Broken, s.ProfileChanged, s.EnvChanged, s.BaselineSource} {
 			if note != "" {
 				hs.Notes = append(hs.Notes, note)
@@ -51,6 +60,7 @@ func GateHTML(rep *gate.Report, resultsDir, version string) ([]byte, error) {
 				hs.Baseline = append(hs.Baseline, &charts.Run{Label: label, Run: r, NoRecord: "a stored baseline run keeps its run.json only"})
 			}
 		}
+		hs.Trends = trends(&s)
 		in.Scenarios = append(in.Scenarios, hs)
 	}
 	var b bytes.Buffer
@@ -87,4 +97,46 @@ func loadGlob(dir, prefix string) ([]*charts.Run, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// trends is a chart a gated statistic of the stored baseline runs by the
+// commit each ran, with the candidate's mean across them (an unpaired
+// comparison with two stored runs or more).
+func trends(s *gate.Scenario) []charts.Chart {
+	if s.Compare == nil || s.Paired || len(s.Baseline) < 2 {
+		return nil
+	}
+	var out []charts.Chart
+	for j, r := range s.Compare.Results {
+		if r.Verdict == compare.NotGated || r.Metric == "error_rate" {
+			continue
+		}
+		var vals []float64
+		var labels []string
+		for i, run := range s.Baseline {
+			v, ok := statOf(run, r.Metric, r.Stat)
+			if !ok {
+				continue
+			}
+			l := fmt.Sprint(i + 1)
+			if i < len(s.BaselineCommits) && s.BaselineCommits[i] != "" {
+				l = s.BaselineCommits[i][:min(7, len(s.BaselineCommits[i]))]
+			}
+			vals, labels = append(vals, v), append(labels, l)
+		}
+		sum, n := 0.0, 0
+		for _, run := range s.Candidate {
+			if v, ok := statOf(run, r.Metric, r.Stat); ok {
+				sum, n = sum+v, n+1
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		c, err := charts.Trend(fmt.Sprintf("trend_%d", j), "Trend of "+r.Name()+" by commit", unitOf(s.Compare, j), labels, vals, sum/float64(n), n, charts.Options{})
+		if err == nil {
+			out = append(out, *c)
+		}
+	}
+	return out
 }

@@ -41,6 +41,7 @@ type HTMLScenario struct {
 	Comparison    *judge.Report
 	Baseline      []*charts.Run // the stored runs compared with (their run.json only), or a paired A/B's
 	Candidate     []*charts.Run
+	Trends        []charts.Chart // the baseline's trend by commit, a chart a gated statistic
 }
 
 type htmlChart struct {
@@ -101,6 +102,7 @@ func HTML(w io.Writer, in HTMLInput) error {
 			}
 			cs = append(cs, *c)
 		}
+		cs = append(cs, sc.Trends...)
 		if len(sc.Candidate) > 0 {
 			s.Tables = append(s.Tables, runsTable(sc.Candidate))
 			// The first candidate run over time.
@@ -240,8 +242,10 @@ func runsTable(runs []*charts.Run) htmlTable {
 // comparisonSection is a comparison's verdict and its table: each
 // statistic's change with its interval against its tolerance.
 func comparisonSection(rep *judge.Report) htmlSection {
-	s := htmlSection{ID: "comparison", Heading: "Comparison: " + strings.ToUpper(string(rep.Verdict)),
-		Lines: []string{fmt.Sprintf("%d baseline runs, %d candidate runs, profile %s", len(rep.BaselineRuns), len(rep.CandidateRuns), rep.ProfileHash)}}
+	s := htmlSection{ID: "comparison", Heading: "Comparison: " + strings.ToUpper(string(rep.Verdict))}
+	if len(rep.BaselineRuns)+len(rep.CandidateRuns) > 0 { // (a comparison read back from comparison.json names none)
+		s.Lines = append(s.Lines, fmt.Sprintf("%d baseline runs, %d candidate runs, profile %s", len(rep.BaselineRuns), len(rep.CandidateRuns), rep.ProfileHash))
+	}
 	s.Lines = append(s.Lines, rep.Comparison.Warnings...)
 	t := htmlTable{Head: []string{"statistic", "baseline", "candidate", "change", "interval", "tolerance", "detects", "verdict"}, Verdicts: true}
 	for i, r := range rep.Results {
