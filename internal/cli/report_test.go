@@ -40,7 +40,8 @@ func TestPlotsAndReports(t *testing.T) {
 	// One run with --auto-plot.
 	one := filepath.Join(root, "one")
 	profile(fast, one, "--auto-plot")
-	for _, name := range []string{"ttft_over_time", "itl_over_time", "latency_over_time", "dispersed_throughput_over_time", "ttft_timeline", "cdf_ttft", "cdf_itl", "cdf_latency"} {
+	for _, name := range []string{"ttft_over_time", "itl_over_time", "latency_over_time", "dispersed_throughput_over_time", "ttft_timeline", "cdf_ttft", "cdf_itl", "cdf_latency",
+		"server_requests_over_time"} { // (the simulator's vLLM /metrics, scraped into run.json's series)
 		f, err := os.Open(filepath.Join(one, "plots", name+".png"))
 		if err != nil {
 			t.Errorf("--auto-plot: %v", err)
@@ -94,7 +95,7 @@ func TestPlotsAndReports(t *testing.T) {
 			if regexp.MustCompile(`(?i)<script|<link|<img|<iframe|src\s*=|url\(|@import|href="(https?:)?//`).Match(html) {
 				t.Errorf("the page refers to something outside it")
 			}
-			want := 9 // a run's charts (no failure: no errors_over_time), with the search's
+			want := 10 // a run's charts (no failure: no errors_over_time), with the search's
 			if name == "compare" {
 				want = 3
 				if !strings.Contains(string(html), "Comparison: FAIL") || !strings.Contains(string(html), `class="fail"`) {
@@ -107,7 +108,7 @@ func TestPlotsAndReports(t *testing.T) {
 			}
 			figures := regexp.MustCompile(`(?s)<figure class="chart".*?</figure>`).FindAllString(string(dom), -1)
 			if len(figures) < want {
-				t.Errorf("%d charts in the page, want at least %d", len(figures), want)
+				t.Errorf("%d charts in the page, want at least %d: %q", len(figures), want, regexp.MustCompile(`aria-label="[^"]*"`).FindAllString(string(dom), -1))
 			}
 			for _, f := range figures {
 				if !strings.Contains(f, "<svg") || strings.Count(f, "<path") < 5 {

@@ -3,6 +3,8 @@ package servermetrics
 import (
 	"context"
 	"fmt"
+	"math"
+	"strings"
 	"net/http"
 	"net/url"
 	"time"
@@ -13,6 +15,69 @@ type Endpoint struct {
 	Scrapes  int                `json:"scrapes"`
 	Failures int                `json:"failures"`
 	Metrics  map[string]Summary `json:"metrics"`
+	// Series is the engine's state over the run, for its pictures: each
+	// family SeriesOf keeps (KV cache use, requests running and waiting,
+	// preemptions), summed over its label sets.
+	Series map[string]Series `json:"series,omitempty"`
+}
+
+// Series is one family's value at each scrape: Start the first scrape's
+// wall-clock time, T each scrape's seconds after it. Past MaxSeriesPoints
+// scrapes, each point is the greatest value of its span, at the span's
+// first scrape.
+type Series struct {
+	Start time.Time `json:"start"`
+	T     []float64 `json:"t"`
+	V     []float64 `json:"v"`
+}
+
+// MaxSeriesPoints bounds a series in run.json.
+const MaxSeriesPoints = 600
+
+// seriesFamily says whether a family is kept as a series: the engine's
+// load and memory state (vLLM's and SGLang's names and their kind).
+func seriesFamily(name string) bool {
+	for _, k := range []string{"kv_cache_usage", "gpu_cache_usage", "cache_usage_perc", "num_requests_running", "num_requests_waiting",
+		"num_preemptions", "num_running_reqs", "num_queue_reqs", "token_usage"} {
+		if strings.Contains(name, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// SeriesOf is the kept families' values over samples (oldest first).
+func SeriesOf(samples []*Sample) map[string]Series {
+	if len(samples) == 0 {
+		return nil
+	}
+	out := map[string]Series{}
+	t0 := samples[0].At
+	stride := (len(samples) + MaxSeriesPoints - 1) / MaxSeriesPoints
+	for name := range samples[len(samples)-1].Families {
+		if !seriesFamily(name) {
+			continue
+		}
+		se := Series{Start: t0.UTC()}
+		for i := 0; i < len(samples); i += stride {
+			v, seen := 0.0, false
+			for _, smp := range samples[i:min(i+stride, len(samples))] {
+				if fm, ok := smp.Families[name]; ok {
+					if x := sumValues(fm); !seen || x > v {
+						v, seen = x, true
+					}
+				}
+			}
+			if seen {
+				se.T = append(se.T, math.Round(samples[i].At.Sub(t0).Seconds()*1e3)/1e3)
+				se.V = append(se.V, v)
+			}
+		}
+		if len(se.T) > 0 {
+			out[name] = se
+		}
+	}
+	return out
 }
 
 // During scrapes /metrics endpoints for the length of a run.
@@ -83,7 +148,7 @@ func (d *During) Stop() (map[string]Endpoint, []string) {
 	out := map[string]Endpoint{}
 	for range d.live {
 		r := <-d.results
-		out[r.url] = Endpoint{Scrapes: len(r.samples), Failures: r.failures, Metrics: Summarize(r.samples)}
+		out[r.url] = Endpoint{Scrapes: len(r.samples), Failures: r.failures, Metrics: Summarize(r.samples), Series: SeriesOf(r.samples)}
 		if r.failures > 0 {
 			d.warnings = append(d.warnings, fmt.Sprintf("server metrics %s: %d of %d scrapes failed", r.url, r.failures, r.failures+len(r.samples)))
 		}

@@ -176,3 +176,38 @@ func TestDuringCountsFailedScrapes(t *testing.T) {
 		t.Errorf("endpoints %+v warnings %q", eps, warns)
 	}
 }
+
+// The engine's state over the run: the kept families summed over their
+// label sets at each scrape; past MaxSeriesPoints (1,500 scrapes: 500
+// points of 3), each point the
+// greatest of its span, so a spike stays.
+func TestSeriesOf(t *testing.T) {
+	var samples []*Sample
+	for s := 0; s < 1500; s++ {
+		kv := 0.5
+		if s == 1234 {
+			kv = 0.97 // a spike one scrape long
+		}
+		samples = append(samples, sample(t, s, fmt.Sprintf("# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{engine=\"0\"} %g\n"+
+			"# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{engine=\"0\"} %d\nvllm:num_requests_waiting{engine=\"1\"} 1\n"+
+			"# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total 5\n", kv, s%7)))
+	}
+	se := SeriesOf(samples)
+	if _, ok := se["vllm:prompt_tokens_total"]; ok || len(se) != 2 {
+		t.Fatalf("families kept: %v", se)
+	}
+	kv, w := se["vllm:kv_cache_usage_perc"], se["vllm:num_requests_waiting"]
+	if len(kv.T) != 500 || kv.T[0] != 0 || kv.T[1] != 3 || !kv.Start.Equal(samples[0].At) {
+		t.Errorf("kv: %d points, t %v…", len(kv.T), kv.T[:3])
+	}
+	peak := 0.0
+	for _, v := range kv.V {
+		peak = max(peak, v)
+	}
+	if peak != 0.97 || w.V[0] != 3 { // waiting: max of 0,1,2 on engine 0, plus engine 1's 1
+		t.Errorf("kv peak %g, waiting %v", peak, w.V[:3])
+	}
+	if SeriesOf(samples[:10])["vllm:kv_cache_usage_perc"].T[9] != 9 {
+		t.Error("a short run keeps every scrape")
+	}
+}
