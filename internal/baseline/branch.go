@@ -2,10 +2,12 @@ package baseline
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
 	"path"
+	"sort"
 	"strings"
 	"time"
 
@@ -114,6 +116,78 @@ func (b *Branch) Append(ctx context.Context, scenario, hash, commit string, runs
 	if b.Now != nil {
 		now = b.Now
 	}
+	t := now()
+	_, err := b.commitRetry(ctx, func(tree string) ([]*github.TreeEntry, string, error) {
+		dir := Dir(b.Root, scenario, hash)
+		existing, err := b.list(ctx, tree, dir)
+		if err != nil {
+			return nil, "", err
+		}
+		var entries []*github.TreeEntry
+		var all []Entry
+		all = append(all, existing...)
+		for i, r := range runs {
+			name := FileName(t, commit, i)
+			entries = append(entries, &github.TreeEntry{Path: github.String(dir + "/" + name), Mode: github.String("100644"),
+				Type: github.String("blob"), Content: github.String(string(r))})
+			all = append(all, Entry{Name: name})
+		}
+		sortEntries(all)
+		for _, e := range trim(all, keep) {
+			if strings.HasPrefix(e.Name, fmt.Sprintf("%020d", t.UnixNano())) {
+				continue // never delete what this call adds
+			}
+			entries = append(entries, &github.TreeEntry{Path: github.String(dir + "/" + e.Name), Mode: github.String("100644"), Type: github.String("blob")})
+		}
+		return entries, fmt.Sprintf("aiperf-action: %d baseline run(s) of %s at %s", len(runs), scenario, short(commit)), nil
+	})
+	return err
+}
+
+// PutFiles makes the folder dir (from the branch's top, not under Root,
+// where a scenario could share its name) hold files and nothing else,
+// binary content and all (each a blob sent base64), in one commit on the
+// branch, and returns that commit. Like Append it retries when the head
+// moves, and never forces.
+func (b *Branch) PutFiles(ctx context.Context, dir string, files map[string][]byte, message string) (string, error) {
+	dir = path.Clean(dir)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	shas := map[string]string{}
+	for _, n := range names {
+		bl, _, err := b.Client.Git.CreateBlob(ctx, b.Owner, b.Repo, &github.Blob{Content: github.String(base64.StdEncoding.EncodeToString(files[n])), Encoding: github.String("base64")})
+		if err != nil {
+			return "", fmt.Errorf("create blob %s: %w", n, err)
+		}
+		shas[n] = bl.GetSHA()
+	}
+	return b.commitRetry(ctx, func(tree string) ([]*github.TreeEntry, string, error) {
+		var entries []*github.TreeEntry
+		if tree != "" {
+			t, _, err := b.Client.Git.GetTree(ctx, b.Owner, b.Repo, tree, true)
+			if err != nil {
+				return nil, "", fmt.Errorf("read tree of %s: %w", b.Name, err)
+			}
+			for _, te := range t.Entries {
+				if _, keep := files[path.Base(te.GetPath())]; te.GetType() == "blob" && path.Dir(te.GetPath()) == dir && !keep {
+					entries = append(entries, &github.TreeEntry{Path: github.String(te.GetPath()), Mode: github.String("100644"), Type: github.String("blob")})
+				}
+			}
+		}
+		for _, n := range names {
+			entries = append(entries, &github.TreeEntry{Path: github.String(dir + "/" + n), Mode: github.String("100644"), Type: github.String("blob"), SHA: github.String(shas[n])})
+		}
+		return entries, message, nil
+	})
+}
+
+// commitRetry commits the entries build gives for the head's tree onto
+// the branch, reading the head again and rebuilding while it moves, and
+// returns the commit.
+func (b *Branch) commitRetry(ctx context.Context, build func(tree string) ([]*github.TreeEntry, string, error)) (string, error) {
 	attempts, wait := b.Retries, b.Backoff
 	if attempts <= 0 {
 		attempts = 5
@@ -121,67 +195,48 @@ func (b *Branch) Append(ctx context.Context, scenario, hash, commit string, runs
 	if wait <= 0 {
 		wait = 500 * time.Millisecond
 	}
-	t := now()
 	var last error
 	for a := 0; a < attempts; a++ {
-		err := b.appendOnce(ctx, scenario, hash, commit, runs, keep, t)
+		sha, err := b.commitOnce(ctx, build)
 		if err == nil {
-			return nil
+			return sha, nil
 		}
 		if !errors.Is(err, errMoved) {
-			return err
+			return "", err
 		}
 		last = err
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return "", ctx.Err()
 		case <-time.After(wait):
 		}
 		wait *= 2
 	}
-	return fmt.Errorf("baseline branch %s kept moving: gave up after %d attempts: %w", b.Name, attempts, last)
+	return "", fmt.Errorf("baseline branch %s kept moving: gave up after %d attempts: %w", b.Name, attempts, last)
 }
 
 var errMoved = errors.New("the branch moved")
 
-func (b *Branch) appendOnce(ctx context.Context, scenario, hash, commit string, runs [][]byte, keep int, t time.Time) error {
+func (b *Branch) commitOnce(ctx context.Context, build func(tree string) ([]*github.TreeEntry, string, error)) (string, error) {
 	head, tree, err := b.head(ctx)
 	if err != nil {
-		return err
+		return "", err
 	}
-	dir := Dir(b.Root, scenario, hash)
-	existing, err := b.list(ctx, tree, dir)
+	entries, msg, err := build(tree)
 	if err != nil {
-		return err
-	}
-	var entries []*github.TreeEntry
-	var all []Entry
-	all = append(all, existing...)
-	for i, r := range runs {
-		name := FileName(t, commit, i)
-		entries = append(entries, &github.TreeEntry{Path: github.String(dir + "/" + name), Mode: github.String("100644"),
-			Type: github.String("blob"), Content: github.String(string(r))})
-		all = append(all, Entry{Name: name})
-	}
-	sortEntries(all)
-	for _, e := range trim(all, keep) {
-		if strings.HasPrefix(e.Name, fmt.Sprintf("%020d", t.UnixNano())) {
-			continue // never delete what this call adds
-		}
-		entries = append(entries, &github.TreeEntry{Path: github.String(dir + "/" + e.Name), Mode: github.String("100644"), Type: github.String("blob")})
+		return "", err
 	}
 	nt, _, err := b.Client.Git.CreateTree(ctx, b.Owner, b.Repo, tree, entries)
 	if err != nil {
-		return fmt.Errorf("create tree: %w", err)
+		return "", fmt.Errorf("create tree: %w", err)
 	}
-	c := &github.Commit{Message: github.String(fmt.Sprintf("aiperf-action: %d baseline run(s) of %s at %s", len(runs), scenario, short(commit))),
-		Tree: &github.Tree{SHA: nt.SHA}}
+	c := &github.Commit{Message: github.String(msg), Tree: &github.Tree{SHA: nt.SHA}}
 	if head != "" {
 		c.Parents = []*github.Commit{{SHA: github.String(head)}}
 	}
 	nc, _, err := b.Client.Git.CreateCommit(ctx, b.Owner, b.Repo, c, nil)
 	if err != nil {
-		return fmt.Errorf("create commit: %w", err)
+		return "", fmt.Errorf("create commit: %w", err)
 	}
 	ref := &github.Reference{Ref: github.String("refs/heads/" + b.Name), Object: &github.GitObject{SHA: nc.SHA}}
 	var resp *github.Response
@@ -192,9 +247,9 @@ func (b *Branch) appendOnce(ctx context.Context, scenario, hash, commit string, 
 	}
 	if err != nil {
 		if resp != nil && (resp.StatusCode == http.StatusUnprocessableEntity || resp.StatusCode == http.StatusConflict) {
-			return fmt.Errorf("%w: %v", errMoved, err)
+			return "", fmt.Errorf("%w: %v", errMoved, err)
 		}
-		return fmt.Errorf("update branch %s: %w", b.Name, err)
+		return "", fmt.Errorf("update branch %s: %w", b.Name, err)
 	}
-	return nil
+	return nc.GetSHA(), nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"io"
 	"net/http"
 	"os"
@@ -512,6 +513,26 @@ func TestGatePushRefreshesBranchAndAnnotates(t *testing.T) {
 	if code != ExitRegression || !strings.Contains(stdout, "::error::tiny: time_to_first_token p50 regressed") {
 		report, _ := os.ReadFile(filepath.Join(dir, "b", "report.md"))
 		t.Fatalf("regression: exit %d\n%s\n%s", code, stdout, report)
+	}
+	// A pull request with the branch store: its charts are committed to
+	// the branch as PNG, and its comment shows them from that commit.
+	gh.MergeBase = "feedface0000"
+	env3 := newActionsEnv(t, t.TempDir(), gh, "pull_request", prEvent(9), map[string]string{"config": slow, "baseline-path": "baselines", "results-dir": filepath.Join(dir, "c")})
+	env3.vars["GITHUB_SERVER_URL"] = "https://github.example"
+	if code, stdout, stderr := env3.gate(t); code == ExitError {
+		t.Fatalf("pull request: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	files := gh.Files("aiperf-baselines")
+	img, err := png.Decode(strings.NewReader(files["aiperf-charts/pr-9/tiny-cdf_ttft.png"]))
+	if err != nil || img.Bounds().Dx() < 600 {
+		t.Fatalf("the comment's TTFT chart on the branch: %v (files %d)", err, len(files))
+	}
+	body := ""
+	for _, c := range gh.Comments[9] {
+		body = c.Body
+	}
+	if !regexp.MustCompile(`!\[CDF of TTFT[^\]]*\]\(https://github\.example/o/r/blob/[0-9a-f]+/aiperf-charts/pr-9/tiny-cdf_ttft\.png\?raw=true\)`).MatchString(body) {
+		t.Errorf("the comment does not show the chart:\n%s", body)
 	}
 }
 

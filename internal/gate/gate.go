@@ -48,6 +48,9 @@ type gate struct {
 	// fp is what the runs are measured on: its testbed keeps baselines
 	// apart, and it is recorded in every run.json.
 	fp *testbed.Environment
+	// branch is the baseline branch store, where a pull request's charts
+	// go for its comment; nil with another store.
+	branch *baseline.Branch
 }
 
 // fingerprint detects the machine and the server at target (not the
@@ -127,6 +130,7 @@ func Run(ctx context.Context, cfg *config.Gate, env *action.Env, opt Options) (i
 			return 0, err
 		}
 		store = s
+		g.branch, _ = s.(*baseline.Branch)
 	}
 	target, stop, serverDesc, err := g.bringUp(ctx)
 	if err != nil {

@@ -82,6 +82,9 @@ type Renderer interface {
 	// HTML is report.html: the report with its charts, the candidate runs
 	// read back from the results folder.
 	HTML(rep *Report, resultsDir string) ([]byte, error)
+	// PNGs are a scenario's charts for the comment: the candidate's
+	// distributions over the baseline's runs.
+	PNGs(s *Scenario, resultsDir string) ([]ChartPNG, error)
 }
 
 // defaults fills what was left out: no output.

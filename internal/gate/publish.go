@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,6 +73,7 @@ func (g *gate) finish(ctx context.Context, rep *Report) (int, error) {
 	result.WriteFileAtomic(reportPath, []byte(full))
 	commentURL := ""
 	if g.opt.Mode == "gate" {
+		g.commentCharts(ctx, rep)
 		url, note := g.postComment(ctx, rep)
 		commentURL = url
 		if g.env.IsPR() {
@@ -376,3 +378,59 @@ func (g *gate) findPR(ctx context.Context, c *github.Client, art *Artifact) (int
 	}
 	return pr, nil
 }
+
+// chartsDir is where a pull request's comment charts live on the baseline
+// branch (its top, beside the baselines' root): one folder a pull request,
+// replaced by each run.
+func chartsDir(pr int) string { return fmt.Sprintf("aiperf-charts/pr-%d", pr) }
+
+// commentCharts draws each compared scenario's charts as PNG, commits them
+// to the baseline branch, and gives the comment their URLs at that commit,
+// so GitHub shows them. A token that may not write (a fork's) or any
+// other failure leaves the comment without them, with a note in the log.
+func (g *gate) commentCharts(ctx context.Context, rep *Report) {
+	if !g.env.IsPR() || g.branch == nil || g.env.Token == "" || g.env.Ctx.ServerURL == "" || g.opt.Comment == "never" {
+		return
+	}
+	files := map[string][]byte{}
+	type placed struct {
+		scenario int
+		title    string
+		name     string
+	}
+	var order []placed
+	for i := range rep.Scenarios {
+		s := &rep.Scenarios[i]
+		if s.Compare == nil || s.Broken != "" {
+			continue
+		}
+		pngs, err := g.opt.Render.PNGs(s, g.opt.ResultsDir)
+		if err != nil {
+			g.logf("aiperf-action gate: %s: charts for the comment not drawn: %v", s.Name, err)
+			continue
+		}
+		for _, p := range pngs {
+			name := run.SafeName(s.Name) + "-" + p.Name + ".png"
+			files[name] = p.PNG
+			order = append(order, placed{i, p.Title, name})
+		}
+	}
+	if len(files) == 0 {
+		return
+	}
+	dir := chartsDir(g.env.PRNumber())
+	commit, err := g.branch.PutFiles(ctx, dir, files, fmt.Sprintf("aiperf-action: charts of pull request #%d at %s", g.env.PRNumber(), short(g.env.HeadSHA())))
+	if err != nil {
+		g.logf("aiperf-action gate: the comment's charts were not committed to %s (%v): the comment goes without them", g.branch, err)
+		return
+	}
+	owner, repo := g.env.Repo()
+	base := fmt.Sprintf("%s/%s/%s/blob/%s/", strings.TrimSuffix(g.env.Ctx.ServerURL, "/"), url.PathEscape(owner), url.PathEscape(repo), commit)
+	for _, o := range order {
+		s := &rep.Scenarios[o.scenario]
+		s.Images = append(s.Images, Image{Title: o.title, URL: base + dir + "/" + url.PathEscape(o.name) + "?raw=true"})
+	}
+}
+
+// short is a commit's first 12 characters.
+func short(sha string) string { return sha[:min(12, len(sha))] }

@@ -55,6 +55,18 @@ type Scenario struct {
 	// The run counts, for a scenario rebuilt from comparison.json, which
 	// holds no runs.
 	baselineN, candidateN int
+	// Images are the scenario's charts as PNG files the gate committed to
+	// the baseline branch, for the comment (never read from an artifact).
+	Images []Image
+}
+
+// Image is a chart the comment shows from a URL GitHub serves.
+type Image struct{ Title, URL string }
+
+// ChartPNG is a chart drawn for the comment.
+type ChartPNG struct {
+	Name, Title string
+	PNG         []byte
 }
 
 // BaselineCount is how many baseline runs the scenario was compared with.

@@ -5,6 +5,7 @@ package ghfake
 
 import (
 	"crypto/sha1"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -213,6 +214,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.createTree(rp, r, p, body)
 	case r.Method == "GET" && strings.HasPrefix(p, "git/blobs/"):
 		s.getBlob(rp, r, p, body)
+	case r.Method == "POST" && p == "git/blobs":
+		s.createBlob(rp, r, p, body)
 	case r.Method == "GET" && p == "pulls":
 		s.listPulls(rp, r, p, body)
 	case r.Method == "GET" && strings.HasPrefix(p, "commits/") && strings.HasSuffix(p, "/pulls"):
@@ -374,6 +377,30 @@ func (s *Server) createTree(rp reply, r *http.Request, p string, body []byte) {
 		}
 	}
 	rp.write(201, map[string]any{"sha": s.putTree(t)})
+}
+
+// createBlob takes a blob as the API does: its content, utf-8 or base64.
+func (s *Server) createBlob(rp reply, r *http.Request, p string, body []byte) {
+	if s.forbidden(rp) {
+		return
+	}
+	var in struct{ Content, Encoding string }
+	if err := json.Unmarshal(body, &in); err != nil {
+		rp.write(400, map[string]string{"message": err.Error()})
+		return
+	}
+	c := in.Content
+	if in.Encoding == "base64" {
+		b, err := base64.StdEncoding.DecodeString(in.Content)
+		if err != nil {
+			rp.write(422, map[string]string{"message": "content is not base64"})
+			return
+		}
+		c = string(b)
+	}
+	sha := hash("blob", c)
+	s.blobs[sha] = c
+	rp.write(201, map[string]any{"sha": sha})
 }
 
 func (s *Server) getBlob(rp reply, r *http.Request, p string, body []byte) {

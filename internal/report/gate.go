@@ -30,6 +30,11 @@ func (Gate) HTML(rep *gate.Report, resultsDir string) ([]byte, error) {
 	return GateHTML(rep, resultsDir, run.Version)
 }
 
+// PNGs is GatePNGs.
+func (Gate) PNGs(s *gate.Scenario, resultsDir string) ([]gate.ChartPNG, error) {
+	return GatePNGs(s, resultsDir)
+}
+
 // Comment is CommentMarkdown with the marker.
 func (g Gate) Comment(rep *gate.Report, limit int) string {
 	return CommentMarkdown(rep, g.Marker, limit)
@@ -104,6 +109,13 @@ func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 		}
 		if chart := trendChart(s); chart != "" {
 			b.WriteString("<details><summary>Trend on the default branch</summary>\n\n" + chart + "\n</details>\n\n")
+		}
+		if len(s.Images) > 0 {
+			b.WriteString("<details><summary>Distributions</summary>\n\n")
+			for _, im := range s.Images {
+				fmt.Fprintf(&b, "![%s](%s)\n\n", EscapeMarkdown(im.Title), im.URL)
+			}
+			b.WriteString("From each run's histogram; grey: the baseline's runs.\n</details>\n\n")
 		}
 	}
 	for _, n := range rep.Notes {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/aiperf-action/aiperf-action/compare"
+	"github.com/aiperf-action/aiperf-action/internal/metrics"
 	"os"
 	"path/filepath"
 	"sort"
@@ -139,4 +140,40 @@ func trends(s *gate.Scenario) []charts.Chart {
 		}
 	}
 	return out
+}
+
+// GatePNGs is a compared scenario's charts for the comment, as PNG: the
+// candidate's TTFT and request latency CDFs over the baseline's runs.
+func GatePNGs(s *gate.Scenario, resultsDir string) ([]gate.ChartPNG, error) {
+	cand, err := loadGlob(filepath.Join(resultsDir, run.SafeName(s.Name)), "run-")
+	if err != nil {
+		return nil, err
+	}
+	var base []*charts.Run
+	if s.Paired {
+		if base, err = loadGlob(filepath.Join(resultsDir, run.SafeName(s.Name)), "baseline-"); err != nil {
+			return nil, err
+		}
+	} else {
+		for i, r := range s.Baseline {
+			base = append(base, &charts.Run{Label: fmt.Sprintf("baseline %d", i+1), Run: r})
+		}
+	}
+	var out []gate.ChartPNG
+	for _, m := range []struct{ name, metric, label string }{{"cdf_ttft", metrics.TTFT, "TTFT"}, {"cdf_latency", metrics.RequestLatency, "request latency"}} {
+		c, err := charts.CompareCDF(base, cand, charts.Options{}, m.name, m.metric, m.label)
+		if err != nil {
+			continue // (a run without it: a non-streamed scenario has no TTFT)
+		}
+		var b bytes.Buffer
+		wt, err := c.Plot.WriterTo(charts.Width, charts.Height, "png")
+		if err == nil {
+			_, err = wt.WriteTo(&b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", c.Name, err)
+		}
+		out = append(out, gate.ChartPNG{Name: c.Name, Title: c.Title, PNG: b.Bytes()})
+	}
+	return out, nil
 }

@@ -22,8 +22,8 @@ type HTMLInput struct {
 	Title      string
 	Lines      []string       // said under the title
 	Scenarios  []HTMLScenario // a gate's scenarios
-	Runs       []*charts.Run // each on its own, and side by side when several
-	Baseline   []*charts.Run // with Candidate and Comparison: a comparison
+	Runs       []*charts.Run  // each on its own, and side by side when several
+	Baseline   []*charts.Run  // with Candidate and Comparison: a comparison
 	Candidate  []*charts.Run
 	Comparison *judge.Report
 	Search     *capacity.Estimate // a capacity search's estimate (search.json)
