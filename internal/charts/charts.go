@@ -144,6 +144,7 @@ func Single(r *Run, o Options) (out []Chart, skipped []string) {
 			add(overTime(r, o, s.name, s.title, s.y, s.v))
 		}
 		add(dispersed(r, o))
+		add(loadOverTime(r, o))
 		add(timeline(r, o))
 		if c, err := errorsOverTime(r, o); c != nil || err != nil {
 			add(c, err)
@@ -158,6 +159,7 @@ func Single(r *Run, o Options) (out []Chart, skipped []string) {
 			continue
 		}
 		add(cdf([]*Run{r}, o, m.name, m.metric, m.label))
+		add(histogram(r, o, "hist"+strings.TrimPrefix(m.name, "cdf"), m.metric, m.label))
 	}
 	for _, m := range []struct{ name, metric, label string }{
 		{"timeslices_ttft", metrics.TTFT, "TTFT"}, {"timeslices_itl", metrics.ITL, "ITL"}, {"timeslices_latency", metrics.RequestLatency, "request latency"},
@@ -856,4 +858,116 @@ func serverCharts(r *Run, o Options) (out []Chart, skipped []string) {
 		}
 	}
 	return out, skipped
+}
+
+// histogram is a metric's distribution from run.json's HdrHistogram, in
+// 40 bins even on a log axis: the share of requests in each.
+func histogram(r *Run, o Options, name, metric, label string) (*Chart, error) {
+	c := &Chart{Name: name, Title: "Histogram of " + label}
+	d, _ := dist(r, metric)
+	h, err := d.Histogram()
+	if err != nil {
+		return c, fmt.Errorf("%s's histogram: %v", metric, err)
+	}
+	lo, hi := float64(h.Min())/d.Scale, float64(h.Max())/d.Scale
+	if !(lo > 0) || !(hi > lo) || h.TotalCount() == 0 {
+		return c, errors.New("one value, or none above zero: nothing to spread")
+	}
+	const bins = 40
+	counts := make([]float64, bins)
+	step := math.Log(hi/lo) / bins
+	for _, b := range h.Distribution() {
+		if b.Count == 0 {
+			continue
+		}
+		v := float64(b.From+b.To) / 2 / d.Scale
+		i := 0
+		if v > lo {
+			i = min(bins-1, int(math.Log(v/lo)/step))
+		}
+		counts[i] += float64(b.Count)
+	}
+	pts := make(plotter.XYs, 0, bins+1)
+	for i := 0; i < bins; i++ {
+		pts = append(pts, plotter.XY{X: lo * math.Exp(float64(i)*step), Y: counts[i] / float64(h.TotalCount())})
+	}
+	pts = append(pts, plotter.XY{X: hi, Y: pts[bins-1].Y})
+	c.Plot = newPlot(c.Title, fmt.Sprintf("%s (%s, log scale)", label, d.Unit), "share of requests", o)
+	c.Plot.X.Scale, c.Plot.X.Tick.Marker = plot.LogScale{}, logTicks{}
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return c, err
+	}
+	l.StepStyle, l.Color, l.Width = plotter.PostStep, colour(1), vg.Points(1.5)
+	l.FillColor = color.NRGBA{0x1f, 0x77, 0xb4, 0x50}
+	c.Plot.Add(l)
+	c.Plot.Y.Min = 0
+	c.About = fmt.Sprintf("%d requests in %d bins even on the log axis, from run.json's HdrHistogram", h.TotalCount(), bins)
+	return c, nil
+}
+
+// loadOverTime is the load the server met: the requests in flight (sent,
+// not ended) and, in an open loop, those due but not yet sent, each the
+// mean over its bin of time.
+func loadOverTime(r *Run, o Options) (*Chart, error) {
+	c := &Chart{Name: "load_over_time", Title: "Load over time: requests in flight and waiting"}
+	var t0, t1 int64 = math.MaxInt64, math.MinInt64
+	for i := range r.Reqs {
+		q := &r.Reqs[i]
+		t0, t1 = min(t0, q.Due, q.Sent), max(t1, q.End)
+	}
+	if t0 >= t1 {
+		return c, errors.New("no request has a span")
+	}
+	const bins = 600
+	w := float64(t1-t0) / bins
+	// Each span [a, b) adds its overlap with each bin, as a share of the
+	// bin: full bins by differences, the two ends apart.
+	spread := func(diff, part []float64, a, b int64) {
+		if b <= a {
+			return
+		}
+		x, y := float64(a-t0)/w, float64(b-t0)/w
+		ia, ib := min(int(x), bins-1), min(int(y), bins-1)
+		if ia == ib {
+			part[ia] += y - x
+			return
+		}
+		part[ia] += float64(ia+1) - x
+		part[ib] += y - float64(ib)
+		diff[ia+1]++
+		diff[ib]--
+	}
+	flight, fpart := make([]float64, bins+1), make([]float64, bins)
+	wait, wpart := make([]float64, bins+1), make([]float64, bins)
+	waited := false
+	for i := range r.Reqs {
+		q := &r.Reqs[i]
+		spread(flight, fpart, q.Sent, q.End)
+		if q.Sent > q.Due {
+			spread(wait, wpart, q.Due, q.Sent)
+			waited = waited || q.Sent-q.Due > 1e6 // (drawn when some request waited a millisecond)
+		}
+	}
+	series := func(diff, part []float64) plotter.XYs {
+		pts := make(plotter.XYs, bins)
+		run := 0.0
+		for i := 0; i < bins; i++ {
+			run += diff[i]
+			pts[i] = plotter.XY{X: (float64(t0) + (float64(i)+0.5)*w) / 1e9, Y: run + part[i]}
+		}
+		return pts
+	}
+	c.Plot = newPlot(c.Title, "time since the run's start (s)", "requests (mean over each bin)", o)
+	if err := line(c.Plot, series(flight, fpart), colour(0), "in flight (sent, not ended)"); err != nil {
+		return c, err
+	}
+	if waited {
+		if err := line(c.Plot, series(wait, wpart), colour(2), "due, not yet sent"); err != nil {
+			return c, err
+		}
+	}
+	c.Plot.Y.Min = 0
+	c.About = fmt.Sprintf("from records.jsonl, in %d bins of %.3g s", bins, w/1e9)
+	return c, nil
 }

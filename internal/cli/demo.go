@@ -56,6 +56,6 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "demo: %v\n", err)
 		return ExitError
 	}
-	fmt.Fprintf(stdout, "\nruns in %s; `aiperf-action compare` takes run.json files or folders\n", filepath.Join("artifacts", "demo"))
+	fmt.Fprintf(stdout, "\nruns in %s; `aiperf-action compare` takes run.json files or folders; `aiperf-action report %s -o report.html` draws them\n", filepath.Join("artifacts", "demo"), filepath.Join("artifacts", "demo"))
 	return ExitOK
 }

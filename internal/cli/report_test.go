@@ -26,6 +26,7 @@ func TestPlotsAndReports(t *testing.T) {
 	if testing.Short() {
 		t.Skip("eight runs and two pages in a browser")
 	}
+	shots, _ := filepath.Abs(filepath.Join("..", "..", "docs", "screenshots")) // (before the chdir below)
 	_, fast := startSim(t, 20*time.Millisecond, 4*time.Millisecond)
 	_, slow := startSim(t, 45*time.Millisecond, 4*time.Millisecond)
 	root := t.TempDir()
@@ -40,7 +41,8 @@ func TestPlotsAndReports(t *testing.T) {
 	// One run with --auto-plot.
 	one := filepath.Join(root, "one")
 	profile(fast, one, "--auto-plot")
-	for _, name := range []string{"ttft_over_time", "itl_over_time", "latency_over_time", "dispersed_throughput_over_time", "ttft_timeline", "cdf_ttft", "cdf_itl", "cdf_latency",
+	for _, name := range []string{"ttft_over_time", "itl_over_time", "latency_over_time", "dispersed_throughput_over_time", "load_over_time", "ttft_timeline",
+		"cdf_ttft", "cdf_itl", "cdf_latency", "hist_ttft", "hist_itl", "hist_latency",
 		"server_requests_over_time"} { // (the simulator's vLLM /metrics, scraped into run.json's series)
 		f, err := os.Open(filepath.Join(one, "plots", name+".png"))
 		if err != nil {
@@ -79,7 +81,13 @@ func TestPlotsAndReports(t *testing.T) {
 	b, _ := json.Marshal(searchDoc{Schema: "aiperf-action/search/v1", SLO: searchSLO{TTFTms: 500}, Target: 0.95, Estimate: e, Stopped: "precision"})
 	os.WriteFile(filepath.Join(sdir, SearchFile), b, 0o644)
 
+	// The demo's two runs, as the README's first command makes them.
+	t.Chdir(root)
+	if res := runCLI(t, 2*time.Minute, "demo"); res.code != 0 {
+		t.Fatalf("demo: exit %d\n%s", res.code, res.stderr)
+	}
 	pages := map[string][]string{
+		"demo":    {"report", filepath.Join(root, "artifacts", "demo"), "-o", filepath.Join(root, "demo.html")},
 		"run":     {"report", one, sdir, "-o", filepath.Join(root, "run.html")},
 		"compare": {"report", "--baseline", base[0], "--baseline", base[1], "--baseline", base[2], "--candidate", cand[0], "--candidate", cand[1], "--candidate", cand[2], "-o", filepath.Join(root, "compare.html")},
 	}
@@ -95,7 +103,10 @@ func TestPlotsAndReports(t *testing.T) {
 			if regexp.MustCompile(`(?i)<script|<link|<img|<iframe|src\s*=|url\(|@import|href="(https?:)?//`).Match(html) {
 				t.Errorf("the page refers to something outside it")
 			}
-			want := 10 // a run's charts (no failure: no errors_over_time), with the search's
+			want := 14 // a run's charts (no failure: no errors_over_time), with the search's
+			if name == "demo" {
+				want = 2*12 + 4 // each run's, and side by side ttft_vs_throughput and three CDFs
+			}
 			if name == "compare" {
 				want = 3
 				if !strings.Contains(string(html), "Comparison: FAIL") || !strings.Contains(string(html), `class="fail"`) {
@@ -122,8 +133,8 @@ func TestPlotsAndReports(t *testing.T) {
 			}
 			if *reportShots {
 				b, _ := os.ReadFile(shot)
-				os.MkdirAll(filepath.Join("..", "..", "docs", "screenshots"), 0o755)
-				os.WriteFile(filepath.Join("..", "..", "docs", "screenshots", "report-"+name+".png"), b, 0o644)
+				os.MkdirAll(shots, 0o755)
+				os.WriteFile(filepath.Join(shots, "report-"+name+".png"), b, 0o644)
 			}
 		})
 	}
