@@ -455,42 +455,67 @@ func cdfPoints(h *hdr.Histogram, scale float64) plotter.XYs {
 // cdf overlays each run's CDF of a metric, from run.json's histogram, on a
 // log axis.
 func cdf(runs []*Run, o Options, name, metric, label string) (*Chart, error) {
-	c := &Chart{Name: name, Title: "CDF of " + label}
-	unit := ""
-	c.Plot = newPlot(c.Title, "", "share of requests at or below", o)
-	c.Plot.X.Scale, c.Plot.X.Tick.Marker = plot.LogScale{}, logTicks{}
-	drawn := 0
+	var ls []cdfLine
 	for i, r := range runs {
-		d, ok := dist(r, metric)
-		if !ok {
-			continue
-		}
-		h, err := d.Histogram()
-		if err != nil {
-			return c, fmt.Errorf("%s: %s's histogram: %v", r.Label, metric, err)
-		}
-		pts := cdfPoints(h, d.Scale)
-		if len(pts) == 0 {
-			continue
-		}
-		unit = d.Unit
 		legend := ""
 		if len(runs) > 1 {
 			legend = r.Label
 		}
-		if err := line(c.Plot, pts, colour(i), legend); err != nil {
+		ls = append(ls, cdfLine{r, colour(i), legend})
+	}
+	return cdfOf(&Chart{Name: name, Title: "CDF of " + label, About: "from run.json's HdrHistogram (3 significant figures): every request, no sampling"}, metric, label, ls, o)
+}
+
+// cdfLine is one run's line on a CDF chart.
+type cdfLine struct {
+	r      *Run
+	col    color.Color
+	legend string
+}
+
+// cdfOf draws c: each line's CDF of metric on a log axis.
+func cdfOf(c *Chart, metric, label string, ls []cdfLine, o Options) (*Chart, error) {
+	c.Plot = newPlot(c.Title, "", "share of requests at or below", o)
+	unit, drawn := "", 0
+	for _, l := range ls {
+		u, ok, err := drawCDF(c.Plot, l.r, metric, l.col, l.legend)
+		if err != nil {
 			return c, err
 		}
-		drawn++
+		if ok {
+			unit, drawn = u, drawn+1
+		}
 	}
 	if drawn == 0 {
 		return c, errors.New("no run has it")
 	}
-	c.Plot.X.Label.Text = fmt.Sprintf("%s (%s, log scale)", label, unit)
-	c.Plot.Y.Min, c.Plot.Y.Max = 0, 1
-	c.Plot.Legend.Top = false // (a CDF leaves its lower right empty)
-	c.About = "from run.json's HdrHistogram (3 significant figures): every request, no sampling"
+	cdfAxes(c.Plot, label, unit)
 	return c, nil
+}
+
+// drawCDF adds a run's CDF of a metric to p; false when the run has none.
+func drawCDF(p *plot.Plot, r *Run, metric string, col color.Color, legend string) (unit string, ok bool, err error) {
+	d, has := dist(r, metric)
+	if !has {
+		return "", false, nil
+	}
+	h, err := d.Histogram()
+	if err != nil {
+		return "", false, fmt.Errorf("%s: %s's histogram: %v", r.Label, metric, err)
+	}
+	pts := cdfPoints(h, d.Scale)
+	if len(pts) == 0 {
+		return "", false, nil
+	}
+	return d.Unit, true, line(p, pts, col, legend)
+}
+
+// cdfAxes sets a CDF's log value axis and its share axis.
+func cdfAxes(p *plot.Plot, label, unit string) {
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
+	p.X.Label.Text = fmt.Sprintf("%s (%s, log scale)", label, unit)
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Legend.Top = false // (a CDF leaves its lower right empty)
 }
 
 // timeslices is a metric's p50, p90 and p99 in each window of run.json.
@@ -648,48 +673,20 @@ func Attainment(e capacity.Estimate, o Options) (*Chart, error) {
 // CompareCDF draws a metric's CDF for each baseline run in grey, the band
 // the baseline spans, and each candidate run in colour over it.
 func CompareCDF(base, cand []*Run, o Options, name, metric, label string) (*Chart, error) {
-	c := &Chart{Name: name, Title: "CDF of " + label + ": candidate over the baseline's runs"}
-	c.Plot = newPlot(c.Title, "", "share of requests at or below", o)
-	c.Plot.X.Scale, c.Plot.X.Tick.Marker = plot.LogScale{}, logTicks{}
-	unit, drawn := "", 0
 	grey := color.RGBA{0xb0, 0xb0, 0xb0, 0xff}
-	for side, runs := range [][]*Run{base, cand} {
-		for i, r := range runs {
-			d, ok := dist(r, metric)
-			if !ok {
-				continue
-			}
-			h, err := d.Histogram()
-			if err != nil {
-				return c, fmt.Errorf("%s: %s's histogram: %v", r.Label, metric, err)
-			}
-			pts := cdfPoints(h, d.Scale)
-			if len(pts) == 0 {
-				continue
-			}
-			unit = d.Unit
-			col, legend := color.Color(grey), ""
-			if side == 0 && i == 0 {
-				legend = fmt.Sprintf("baseline (%d runs)", len(base))
-			}
-			if side == 1 {
-				col = colour(i)
-				legend = "candidate " + r.Label
-			}
-			if err := line(c.Plot, pts, col, legend); err != nil {
-				return c, err
-			}
-			drawn++
+	var ls []cdfLine
+	for i, r := range base {
+		legend := ""
+		if i == 0 {
+			legend = fmt.Sprintf("baseline (%d runs)", len(base))
 		}
+		ls = append(ls, cdfLine{r, grey, legend})
 	}
-	if drawn == 0 {
-		return c, errors.New("no run has it")
+	for i, r := range cand {
+		ls = append(ls, cdfLine{r, colour(i), "candidate " + r.Label})
 	}
-	c.Plot.X.Label.Text = fmt.Sprintf("%s (%s, log scale)", label, unit)
-	c.Plot.Y.Min, c.Plot.Y.Max = 0, 1
-	c.Plot.Legend.Top = false // (a CDF leaves its lower right empty)
-	c.About = "from each run's HdrHistogram in run.json; grey: the baseline's runs"
-	return c, nil
+	return cdfOf(&Chart{Name: name, Title: "CDF of " + label + ": candidate over the baseline's runs",
+		About: "from each run's HdrHistogram in run.json; grey: the baseline's runs"}, metric, label, ls, o)
 }
 
 // logTicks labels a log axis at 1, 2 and 5 times each power of ten, with

@@ -2,9 +2,9 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
-	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"

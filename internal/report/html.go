@@ -90,18 +90,7 @@ func HTML(w io.Writer, in HTMLInput) error {
 			s.Lines = append(s.Lines, cs.Lines...)
 			s.Tables = cs.Tables
 		}
-		var cs []charts.Chart
-		var skipped []string
-		for _, m := range []struct{ name, metric, label string }{
-			{"cmp_cdf_ttft", metrics.TTFT, "TTFT"}, {"cmp_cdf_itl", metrics.ITL, "ITL"}, {"cmp_cdf_latency", metrics.RequestLatency, "request latency"},
-		} {
-			c, err := charts.CompareCDF(sc.Baseline, sc.Candidate, in.Options, m.name, m.metric, m.label)
-			if err != nil {
-				skipped = append(skipped, fmt.Sprintf("%s: %v", c.Name, err))
-				continue
-			}
-			cs = append(cs, *c)
-		}
+		cs, skipped := compareCDFs(sc.Baseline, sc.Candidate, in.Options)
 		cs = append(cs, sc.Trends...)
 		if len(sc.Candidate) > 0 {
 			s.Tables = append(s.Tables, runsTable(sc.Candidate))
@@ -121,18 +110,7 @@ func HTML(w io.Writer, in HTMLInput) error {
 	}
 	if in.Comparison != nil {
 		s := comparisonSection(in.Comparison)
-		var cs []charts.Chart
-		var skipped []string
-		for _, m := range []struct{ name, metric, label string }{
-			{"cmp_cdf_ttft", metrics.TTFT, "TTFT"}, {"cmp_cdf_itl", metrics.ITL, "ITL"}, {"cmp_cdf_latency", metrics.RequestLatency, "request latency"},
-		} {
-			c, err := charts.CompareCDF(in.Baseline, in.Candidate, in.Options, m.name, m.metric, m.label)
-			if err != nil {
-				skipped = append(skipped, fmt.Sprintf("%s: %v", c.Name, err))
-				continue
-			}
-			cs = append(cs, *c)
-		}
+		cs, skipped := compareCDFs(in.Baseline, in.Candidate, in.Options)
 		if err := add(s, cs, skipped); err != nil {
 			return err
 		}
@@ -183,6 +161,22 @@ func HTML(w io.Writer, in HTMLInput) error {
 }
 
 func f3(v float64) string { return fmt.Sprintf("%.4g", v) }
+
+// compareCDFs is the candidate's TTFT, ITL and latency CDFs over the
+// baseline's runs, and what could not be drawn.
+func compareCDFs(base, cand []*charts.Run, o charts.Options) (cs []charts.Chart, skipped []string) {
+	for _, m := range []struct{ name, metric, label string }{
+		{"cmp_cdf_ttft", metrics.TTFT, "TTFT"}, {"cmp_cdf_itl", metrics.ITL, "ITL"}, {"cmp_cdf_latency", metrics.RequestLatency, "request latency"},
+	} {
+		c, err := charts.CompareCDF(base, cand, o, m.name, m.metric, m.label)
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s: %v", c.Name, err))
+			continue
+		}
+		cs = append(cs, *c)
+	}
+	return cs, skipped
+}
 
 // runLines is a run's facts in words.
 func runLines(r *charts.Run) []string {

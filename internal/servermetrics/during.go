@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
