@@ -83,10 +83,10 @@ func TestOTelExportEndToEnd(t *testing.T) {
 		t.Errorf("headers %v", hs)
 	}
 
-	// A collector that is not there: a warning, and the run as it would be.
-	rc.Close()
+	// A collector that is not there (port 1 on loopback): a warning, and
+	// the run as it would be.
 	dir2 := filepath.Join(t.TempDir(), "run")
-	res = runCLI(t, time.Minute, "profile", "-m", "my-model", "-u", url, "--request-count", "4", "--otel-url", host, "--artifact-dir", dir2)
+	res = runCLI(t, time.Minute, "profile", "-m", "my-model", "-u", url, "--request-count", "4", "--otel-url", "127.0.0.1:1", "--artifact-dir", dir2)
 	if res.code != 0 || !strings.Contains(res.stderr, "the collector is not reachable") {
 		t.Errorf("unreachable collector: exit %d\n%s", res.code, res.stderr)
 	}
