@@ -134,7 +134,7 @@ func TestExportToACollector(t *testing.T) {
 // is not there is found before the run.
 func TestCollectorFailures(t *testing.T) {
 	rc := oteltest.New()
-	rc.Status = http.StatusBadRequest // (not retried: the exporter gives up at once)
+	rc.SetStatus(http.StatusBadRequest) // (not retried: the exporter gives up at once)
 	defer rc.Close()
 	ep, _ := Endpoint(rc.URL)
 	e, err := Start(context.Background(), Options{URL: ep, Operation: "chat", Interval: 20 * time.Millisecond})

@@ -39,8 +39,15 @@ type Receiver struct {
 	requests int
 	headers  []http.Header
 	resource map[string]string
-	// Status, when set, is answered to every export (a failing collector).
-	Status int
+	status   int // answered to every export when set (SetStatus)
+}
+
+// SetStatus makes the receiver answer every export with code (a failing
+// collector); 0 is success again.
+func (r *Receiver) SetStatus(code int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status = code
 }
 
 // New starts a receiver on loopback; Close it when done.
@@ -78,8 +85,8 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	defer r.mu.Unlock()
 	r.requests++
 	r.headers = append(r.headers, req.Header.Clone())
-	if r.Status != 0 {
-		w.WriteHeader(r.Status)
+	if r.status != 0 {
+		w.WriteHeader(r.status)
 		return
 	}
 	for _, rm := range msg.ResourceMetrics {
