@@ -32,7 +32,7 @@ type Chart struct {
 // Options say how to draw.
 type Options struct {
 	MaxPoints   int  // most points a series draws (LTTB beyond it); 0: 4000
-	TimelineMax int  // most requests a timeline draws; 0: 300
+	TimelineMax int  // most requests a timeline draws; 0: 1000
 	Dark        bool // AIPerf's --theme dark
 }
 
@@ -47,7 +47,7 @@ func (o Options) timelineMax() int {
 	if o.TimelineMax > 0 {
 		return o.TimelineMax
 	}
-	return 300
+	return 1000
 }
 
 // Colours: a palette that reads on light and dark, in series order.
@@ -146,6 +146,7 @@ func Single(r *Run, o Options) (out []Chart, skipped []string) {
 		add(dispersed(r, o))
 		add(loadOverTime(r, o))
 		add(timeline(r, o))
+		add(scheduleLag(r, o))
 		if c, err := errorsOverTime(r, o); c != nil || err != nil {
 			add(c, err)
 		}
@@ -322,37 +323,59 @@ func (s *segments) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return xmin, xmax, ymin - 1, ymax + 1
 }
 
-// timeline is AIPerf's ttft_timeline, as swim lanes: each of the first
-// requests a lane, waiting from when it was due to its send (grey), in
-// prefill to its first token (orange), decoding to its last (blue), a
-// failure red.
+// timeline is AIPerf's ttft_timeline, as swim lanes by slot: the first
+// requests (by when they were due), each put in the first lane free when
+// it became due (a concurrency slot, in a closed loop; in an open loop the
+// lanes are as many as were ever waiting or in flight at once), waiting
+// from due to sent (grey), in prefill to the first token (orange),
+// decoding to the last (blue), a failure red.
 func timeline(r *Run, o Options) (*Chart, error) {
-	c := &Chart{Name: "ttft_timeline", Title: "Request timeline"}
+	c := &Chart{Name: "ttft_timeline", Title: "Request timeline, by slot"}
 	n := min(len(r.Reqs), o.timelineMax())
-	s := &segments{width: vg.Points(math.Max(0.6, math.Min(4, 300/float64(max(n, 1)))))}
+	idx := make([]int, len(r.Reqs))
+	for i := range idx {
+		idx[i] = i
+	}
+	start := func(q *Req) int64 { return min(q.Due, q.Sent) }
+	sort.SliceStable(idx, func(a, b int) bool { return start(&r.Reqs[idx[a]]) < start(&r.Reqs[idx[b]]) })
+	idx = idx[:n]
+	var free []int64 // each lane's end
+	lane := func(q *Req) int {
+		for l, end := range free {
+			if end <= start(q) {
+				free[l] = q.End
+				return l
+			}
+		}
+		free = append(free, q.End)
+		return len(free) - 1
+	}
+	s := &segments{}
 	grey, orange, blue, red := color.RGBA{0xa0, 0xa0, 0xa0, 0xff}, colour(2), colour(1), colour(3)
 	seg := func(a, b int64, y int, col color.Color) {
 		if b > a {
 			s.x0, s.x1, s.y, s.c = append(s.x0, float64(a)/1e9), append(s.x1, float64(b)/1e9), append(s.y, float64(y)), append(s.c, col)
 		}
 	}
-	for i := 0; i < n; i++ {
+	for _, i := range idx {
 		q := &r.Reqs[i]
-		seg(q.Due, q.Sent, i, grey)
+		y := lane(q)
+		seg(q.Due, q.Sent, y, grey)
 		switch {
 		case !q.OK():
-			seg(q.Sent, q.End, i, red)
+			seg(q.Sent, q.End, y, red)
 		case q.First != 0:
-			seg(q.Sent, q.First, i, orange)
-			seg(q.First, max(q.Last, q.First), i, blue)
+			seg(q.Sent, q.First, y, orange)
+			seg(q.First, max(q.Last, q.First), y, blue)
 		default:
-			seg(q.Sent, q.End, i, blue)
+			seg(q.Sent, q.End, y, blue)
 		}
 	}
 	if len(s.x0) == 0 {
 		return c, errors.New("no request has a span")
 	}
-	c.Plot = newPlot(c.Title, "time since the run's start (s)", "request (in send order)", o)
+	s.width = vg.Points(math.Max(0.6, math.Min(6, 200/float64(len(free)))))
+	c.Plot = newPlot(c.Title, "time since the run's start (s)", "slot", o)
 	c.Plot.Legend.Left = true
 	c.Plot.Add(s)
 	for _, l := range []struct {
@@ -361,8 +384,17 @@ func timeline(r *Run, o Options) (*Chart, error) {
 	}{{"waiting (due → sent)", grey}, {"prefill (sent → first token)", orange}, {"decode (first → last token)", blue}, {"failed", red}} {
 		c.Plot.Legend.Add(l.name, legendSwatch{l.col})
 	}
-	c.About = fmt.Sprintf("the first %d of %d requests, one lane each", n, len(r.Reqs))
+	c.About = fmt.Sprintf("the first %d of %d requests (by when each was due), in %d lanes: each request in the first lane free when it became due", n, len(r.Reqs), len(free))
 	return c, nil
+}
+
+// scheduleLag is the tool's own health over the run: how late each
+// request was sent after it was due (an open loop's queue for a slot
+// included).
+func scheduleLag(r *Run, o Options) (*Chart, error) {
+	return overTime(r, o, "schedule_lag_over_time", "Schedule lag over time (the tool's health)", "sent − due (ms)", func(q *Req) (float64, bool) {
+		return msOf(q.Sent - q.Due), q.Sent >= q.Due
+	})
 }
 
 // legendSwatch is a legend thumbnail of a colour.

@@ -31,7 +31,7 @@ type chartFlags struct {
 func (c *chartFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&c.theme, "theme", "light", "light or dark (AIPerf's)")
 	fs.IntVar(&c.maxPoints, "max-points", 4000, "most requests a chart draws one by one; past it, buckets of send time, each its median, p99, least and greatest (the chart says so)")
-	fs.IntVar(&c.timeline, "timeline-requests", 300, "requests the request timeline draws (the first, in send order)")
+	fs.IntVar(&c.timeline, "timeline-requests", 1000, "requests the request timeline draws (the first, by when each was due), in lanes by slot")
 }
 
 func (c *chartFlags) options() (charts.Options, error) {

@@ -41,7 +41,7 @@ func TestPlotsAndReports(t *testing.T) {
 	// One run with --auto-plot.
 	one := filepath.Join(root, "one")
 	profile(fast, one, "--auto-plot")
-	for _, name := range []string{"ttft_over_time", "itl_over_time", "latency_over_time", "dispersed_throughput_over_time", "load_over_time", "ttft_timeline",
+	for _, name := range []string{"ttft_over_time", "itl_over_time", "latency_over_time", "dispersed_throughput_over_time", "load_over_time", "ttft_timeline", "schedule_lag_over_time",
 		"cdf_ttft", "cdf_itl", "cdf_latency", "hist_ttft", "hist_itl", "hist_latency",
 		"server_requests_over_time"} { // (the simulator's vLLM /metrics, scraped into run.json's series)
 		f, err := os.Open(filepath.Join(one, "plots", name+".png"))
@@ -103,9 +103,9 @@ func TestPlotsAndReports(t *testing.T) {
 			if regexp.MustCompile(`(?i)<script|<link|<img|<iframe|src\s*=|url\(|@import|href="(https?:)?//`).Match(html) {
 				t.Errorf("the page refers to something outside it")
 			}
-			want := 14 // a run's charts (no failure: no errors_over_time), with the search's
+			want := 15 // a run's charts (no failure: no errors_over_time), with the search's
 			if name == "demo" {
-				want = 2*12 + 4 // each run's, and side by side ttft_vs_throughput and three CDFs
+				want = 2*13 + 4 // each run's, and side by side ttft_vs_throughput and three CDFs
 			}
 			if name == "compare" {
 				want = 3
