@@ -1,24 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
-	"math"
-	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
-	"time"
-
-	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/report"
-	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/run"
 )
 
@@ -48,20 +36,6 @@ func (m *multiRun) bind(fs interface {
 	}
 }
 
-// aggStat is one metric's statistics across the runs, in AIPerf's keys.
-type aggStat struct {
-	Mean      float64 `json:"mean"`
-	Std       float64 `json:"std"`
-	Min       float64 `json:"min"`
-	Max       float64 `json:"max"`
-	CV        float64 `json:"cv"`
-	SE        float64 `json:"se"`
-	CILow     float64 `json:"ci_low"`
-	CIHigh    float64 `json:"ci_high"`
-	TCritical float64 `json:"t_critical"`
-	Unit      string  `json:"unit"`
-}
-
 func (m *multiRun) check() error {
 	switch {
 	case m.runs < 1:
@@ -74,142 +48,31 @@ func (m *multiRun) check() error {
 	return nil
 }
 
-// execute runs the profile m.runs times and writes the aggregate.
+// execute runs the profile m.runs times (run.ProfileRuns) and prints
+// the aggregate.
 func (m *multiRun) execute(ctx context.Context, p config.Profile, cmdline string, stdout, stderr io.Writer) int {
-	dir := p.ArtifactDir
-	if dir == "" {
-		dir = run.DefaultDir(&p)
+	agg, err := run.ProfileRuns(ctx, p, run.Repeat{Runs: m.runs, Confidence: m.confidence, Cooldown: m.cooldown, WarmupFirstOnly: m.warmupFirstOnly},
+		run.Options{Cmdline: cmdline, Stderr: stderr}, func(i int, dir string) { fmt.Fprintf(stdout, "profile run %d of %d: %s\n", i, m.runs, dir) })
+	for _, f := range agg.Failed {
+		fmt.Fprintf(stderr, "aiperf-action profile: %s: %s\n", f["label"], f["error"])
 	}
-	var runs []*result.Run
-	var labels []string
-	var failed []map[string]string
-	code := ExitOK
-	for i := 1; i <= m.runs; i++ {
-		if i > 1 && m.cooldown > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Duration(m.cooldown * float64(time.Second))):
-			}
+	if err != nil {
+		fmt.Fprintf(stderr, "aiperf-action profile: %v\n", err)
+		if agg.Interrupted {
+			return ExitInterrupted
 		}
-		if ctx.Err() != nil {
-			code = ExitInterrupted
-			break
-		}
-		q := p
-		label := fmt.Sprintf("run_%04d", i)
-		q.ArtifactDir = filepath.Join(dir, "profile_runs", label)
-		if i > 1 && m.warmupFirstOnly {
-			q.WarmupRequestCount, q.WarmupDuration, q.NumWarmupSessions = 0, 0, 0
-		}
-		fmt.Fprintf(stdout, "profile run %d of %d: %s\n", i, m.runs, q.ArtifactDir)
-		res, err := run.Profile(ctx, &q, run.Options{Cmdline: cmdline, Stderr: stderr, Scenario: label})
-		if err != nil {
-			fmt.Fprintf(stderr, "aiperf-action profile: %s: %v\n", label, err)
-			failed = append(failed, map[string]string{"label": label, "error": err.Error()})
-			if c := run.ExitCode(err); c == ExitInterrupted {
-				code = c
-				break
-			}
-			continue
-		}
-		runs = append(runs, res.Run)
-		labels = append(labels, label)
+		return ExitError
 	}
-	if len(runs) < 2 {
-		fmt.Fprintf(stderr, "aiperf-action profile: %d of %d runs succeeded: intervals across runs need at least 2\n", len(runs), m.runs)
-		return max(code, ExitError)
-	}
-	stats := aggregate(runs, m.confidence)
-	doc := map[string]any{
-		"metadata": map[string]any{"aggregation_type": "confidence", "num_profile_runs": m.runs, "num_successful_runs": len(runs),
-			"confidence_level": m.confidence, "run_labels": labels, "failed_runs": failed},
-		"metrics": stats,
-	}
-	b, _ := json.MarshalIndent(doc, "", "  ")
-	agg := filepath.Join(dir, "aggregate")
-	if err := os.MkdirAll(agg, 0o755); err == nil {
-		err = result.WriteFileAtomic(filepath.Join(agg, "profile_export_aiperf_aggregate.json"), append(b, '\n'))
-		if err == nil {
-			err = result.WriteFileAtomic(filepath.Join(agg, "profile_export_aiperf_aggregate.csv"), aggregateCSV(stats))
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "aiperf-action profile: write %s: %v\n", agg, err)
-			return ExitError
-		}
-	}
-	report.Console(stdout, runs[len(runs)-1])
-	fmt.Fprintf(stdout, "\nAcross %d runs (%.0f%% t intervals of the mean):\n", len(runs), 100*m.confidence)
+	report.Console(stdout, agg.Runs[len(agg.Runs)-1])
+	fmt.Fprintf(stdout, "\nAcross %d runs (%.0f%% t intervals of the mean):\n", len(agg.Runs), 100*m.confidence)
 	for _, k := range []string{"time_to_first_token_p50", "time_to_first_token_p99", "inter_token_latency_p50", "request_latency_p99", "output_token_throughput_avg", "request_throughput_avg"} {
-		if s, ok := stats[k]; ok {
+		if s, ok := agg.Stats[k]; ok {
 			fmt.Fprintf(stdout, "  %-30s %10.3f %s  [%.3f, %.3f]  cv %.1f%%\n", k, s.Mean, s.Unit, s.CILow, s.CIHigh, 100*s.CV)
 		}
 	}
-	fmt.Fprintf(stdout, "Artifacts: %s\n", dir)
-	return code
-}
-
-// aggregate is each metric statistic's spread across the runs: a
-// distribution's avg and percentiles as <metric>_<stat>, a rate as
-// <metric>_avg.
-func aggregate(runs []*result.Run, conf float64) map[string]aggStat {
-	vals := map[string][]float64{}
-	units := map[string]string{}
-	for _, r := range runs {
-		for name, m := range r.Metrics {
-			if d := m.Dist; d != nil {
-				for _, st := range []string{"avg", "p50", "p90", "p95", "p99"} {
-					if v, ok := d.Get(st); ok {
-						vals[name+"_"+st] = append(vals[name+"_"+st], v)
-						units[name+"_"+st] = d.Unit
-					}
-				}
-			} else if m.Rate != nil {
-				vals[name+"_avg"] = append(vals[name+"_avg"], m.Rate.Value)
-				units[name+"_avg"] = m.Rate.Unit
-			}
-		}
+	fmt.Fprintf(stdout, "Artifacts: %s\n", agg.Dir)
+	if agg.Interrupted {
+		return ExitInterrupted
 	}
-	out := map[string]aggStat{}
-	for k, xs := range vals {
-		if len(xs) != len(runs) {
-			continue // (a metric some runs lack has no spread across them all)
-		}
-		n := float64(len(xs))
-		s := aggStat{Min: xs[0], Max: xs[0], Unit: units[k]}
-		for _, x := range xs {
-			s.Mean += x / n
-			s.Min, s.Max = math.Min(s.Min, x), math.Max(s.Max, x)
-		}
-		ss := 0.0
-		for _, x := range xs {
-			ss += (x - s.Mean) * (x - s.Mean)
-		}
-		s.Std = math.Sqrt(ss / (n - 1))
-		s.SE = s.Std / math.Sqrt(n)
-		if s.Mean != 0 {
-			s.CV = s.Std / math.Abs(s.Mean)
-		}
-		s.TCritical = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(1 - (1-conf)/2)
-		s.CILow, s.CIHigh = s.Mean-s.TCritical*s.SE, s.Mean+s.TCritical*s.SE
-		out[k] = s
-	}
-	return out
-}
-
-func aggregateCSV(stats map[string]aggStat) []byte {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	w.Write([]string{"Metric", "Unit", "mean", "std", "min", "max", "cv", "se", "ci_low", "ci_high", "t_critical"})
-	keys := make([]string, 0, len(stats))
-	for k := range stats {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
-	for _, k := range keys {
-		s := stats[k]
-		w.Write([]string{k, s.Unit, f(s.Mean), f(s.Std), f(s.Min), f(s.Max), f(s.CV), f(s.SE), f(s.CILow), f(s.CIHigh), f(s.TCritical)})
-	}
-	w.Flush()
-	return buf.Bytes()
+	return ExitOK
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/result"
+	"github.com/aiperf-action/aiperf-action/internal/run"
 )
 
 // AIPerf's multi-run confidence reporting: --num-profile-runs 3 runs the
@@ -58,7 +59,7 @@ func TestNumProfileRuns(t *testing.T) {
 				Conf   float64 `json:"confidence_level"`
 				Labels []string
 			} `json:"metadata"`
-			Metrics map[string]aggStat `json:"metrics"`
+			Metrics map[string]run.AggStat `json:"metrics"`
 		}
 		if err := json.Unmarshal(b, &doc); err != nil {
 			t.Fatal(err)

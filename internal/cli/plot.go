@@ -2,18 +2,15 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/aiperf-action/aiperf-action/internal/capacity"
 	"github.com/aiperf-action/aiperf-action/internal/charts"
 	"github.com/aiperf-action/aiperf-action/internal/gate"
 	"github.com/aiperf-action/aiperf-action/internal/judge"
@@ -42,101 +39,6 @@ func (c *chartFlags) options() (charts.Options, error) {
 		return charts.Options{}, fmt.Errorf("--max-points %d, --timeline-requests %d: want at least 10 and 1", c.maxPoints, c.timeline)
 	}
 	return charts.Options{Dark: c.theme == "dark", MaxPoints: c.maxPoints, TimelineMax: c.timeline}, nil
-}
-
-// loadRuns reads every run at paths (run folders, run.json files, folders
-// of run folders), each labelled by its folder; a folder holding a
-// capacity search gives its estimate instead of its probes' runs.
-func loadRuns(paths []string) (runs []*charts.Run, search *capacity.Estimate, searchNote string, err error) {
-	for _, p := range paths {
-		if b, rerr := os.ReadFile(filepath.Join(p, SearchFile)); rerr == nil {
-			var doc searchDoc
-			if err := json.Unmarshal(b, &doc); err != nil {
-				return nil, nil, "", fmt.Errorf("%s: %v", filepath.Join(p, SearchFile), err)
-			}
-			if search != nil {
-				return nil, nil, "", fmt.Errorf("%s: one capacity search a report", p)
-			}
-			e := doc.Estimate
-			search = &e
-			searchNote = fmt.Sprintf("%d probes, stopped on %s; objectives %s", len(doc.Probes), doc.Stopped, doc.SLO)
-			continue
-		}
-		loaded, err := result.ReadAll(p)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		for _, l := range loaded {
-			r, err := charts.Load(l.Path)
-			if err != nil {
-				return nil, nil, "", err
-			}
-			runs = append(runs, r)
-		}
-	}
-	// Labels: each folder's name, with its parent's where two share one.
-	seen := map[string]int{}
-	for _, r := range runs {
-		seen[r.Label]++
-	}
-	for _, r := range runs {
-		if seen[r.Label] > 1 {
-			r.Label = filepath.Base(filepath.Dir(r.Dir)) + "/" + r.Label
-		}
-	}
-	return runs, search, searchNote, nil
-}
-
-// String is the objectives in words.
-func (s searchSLO) String() string {
-	var parts []string
-	for _, o := range []struct {
-		name string
-		v    float64
-	}{{"TTFT", s.TTFTms}, {"ITL", s.ITLms}, {"latency", s.E2Ems}} {
-		if o.v > 0 {
-			parts = append(parts, fmt.Sprintf("%s ≤ %g ms", o.name, o.v))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
-// plotRuns writes the charts of runs (and a search) into dir, and says
-// what it wrote and what it could not draw.
-func plotRuns(runs []*charts.Run, search *capacity.Estimate, dir, format string, o charts.Options, stdout io.Writer) error {
-	var cs []charts.Chart
-	var skipped []string
-	switch {
-	case len(runs) == 1:
-		cs, skipped = charts.Single(runs[0], o)
-	case len(runs) > 1:
-		cs, skipped = charts.Multi(runs, o)
-	}
-	if search != nil {
-		c, err := charts.Attainment(*search, o)
-		if err != nil {
-			skipped = append(skipped, fmt.Sprintf("%s: %v", c.Name, err))
-		} else {
-			cs = append(cs, *c)
-		}
-	}
-	if len(cs) == 0 {
-		return fmt.Errorf("nothing to draw: %s", strings.Join(skipped, "; "))
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for _, c := range cs {
-		path, err := charts.Write(c, dir, format)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "wrote %s\n", path)
-	}
-	for _, s := range skipped {
-		fmt.Fprintf(stdout, "not drawn: %s\n", s)
-	}
-	return nil
 }
 
 func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -169,14 +71,14 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(paths) == 0 {
 		paths = []string{"artifacts"}
 	}
-	runs, search, _, err := loadRuns(paths)
+	runs, search, _, err := report.LoadRuns(paths)
 	if err != nil {
 		return fail(err)
 	}
 	if out == "" {
 		out = filepath.Join(paths[0], "plots")
 	}
-	if err := plotRuns(runs, search, out, format, o, stdout); err != nil {
+	if err := report.WritePlots(runs, search, out, format, o, stdout); err != nil {
 		return fail(err)
 	}
 	return ExitOK
@@ -224,10 +126,10 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if in.Comparison, err = judge.Compare(st, base, cand); err != nil {
 			return fail(err)
 		}
-		if in.Baseline, _, _, err = loadRuns(baseline); err != nil {
+		if in.Baseline, _, _, err = report.LoadRuns(baseline); err != nil {
 			return fail(err)
 		}
-		if in.Candidate, _, _, err = loadRuns(candidate); err != nil {
+		if in.Candidate, _, _, err = report.LoadRuns(candidate); err != nil {
 			return fail(err)
 		}
 	}
@@ -249,7 +151,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return ExitOK
 		}
 	}
-	if in.Runs, in.Search, in.SearchNote, err = loadRuns(fs.Args()); err != nil {
+	if in.Runs, in.Search, in.SearchNote, err = report.LoadRuns(fs.Args()); err != nil {
 		return fail(err)
 	}
 	if in.Comparison == nil && len(in.Runs) == 0 && in.Search == nil {
@@ -269,7 +171,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 func autoPlot(dir string, stdout, stderr io.Writer) {
 	r, err := charts.Load(dir)
 	if err == nil {
-		err = plotRuns([]*charts.Run{r}, nil, filepath.Join(dir, "plots"), "png", charts.Options{}, stdout)
+		err = report.WritePlots([]*charts.Run{r}, nil, filepath.Join(dir, "plots"), "png", charts.Options{}, stdout)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "aiperf-action profile: --auto-plot: %v\n", err)

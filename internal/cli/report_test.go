@@ -13,6 +13,7 @@ import (
 
 	"github.com/aiperf-action/aiperf-action/internal/browser"
 	"github.com/aiperf-action/aiperf-action/internal/capacity"
+	"github.com/aiperf-action/aiperf-action/internal/run"
 )
 
 var reportShots = flag.Bool("report-screenshots", false, "write the rendered reports to docs/screenshots")
@@ -78,7 +79,7 @@ func TestPlotsAndReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := json.Marshal(searchDoc{Schema: "aiperf-action/search/v1", SLO: searchSLO{TTFTms: 500}, Target: 0.95, Estimate: e, Stopped: "precision"})
+	b, _ := json.Marshal(run.SearchDoc{Schema: "aiperf-action/search/v1", SLO: run.SearchSLO{TTFTms: 500}, Target: 0.95, Estimate: e, Stopped: "precision"})
 	os.WriteFile(filepath.Join(sdir, SearchFile), b, 0o644)
 
 	// The demo's two runs, as the README's first command makes them.

@@ -2,80 +2,26 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/aiperf-action/aiperf-action/internal/capacity"
 	"github.com/aiperf-action/aiperf-action/internal/config"
-	"github.com/aiperf-action/aiperf-action/internal/record"
-	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/run"
 )
 
-// SearchFile is the search's record in its artifact folder: its options,
-// every probe (with its run folder) and the estimate, rewritten after
-// each probe.
-const SearchFile = "search.json"
-
-// searchSLO is what a request must meet to be good, in ms from when it
-// was due (so an open loop's queueing counts); 0: no bound.
-type searchSLO struct {
-	TTFTms float64 `json:"ttft_ms,omitempty"`
-	ITLms  float64 `json:"itl_ms,omitempty"`
-	E2Ems  float64 `json:"e2e_ms,omitempty"`
-}
-
-// good judges one record: a failed or cancelled request is a miss.
-func (s searchSLO) good(r *record.Record) bool {
-	if !r.OK() {
-		return false
-	}
-	if s.TTFTms > 0 && (!r.Streaming || r.FirstToken == 0 || float64(r.FirstToken-r.Due)/1e6 > s.TTFTms) {
-		return false
-	}
-	if s.ITLms > 0 && r.OSL > 1 && len(r.Chunks) > 0 {
-		itl := float64(r.Chunks[len(r.Chunks)-1]-r.FirstToken) / 1e6 / float64(r.OSL-1)
-		if itl > s.ITLms {
-			return false
-		}
-	}
-	if s.E2Ems > 0 && float64(r.End-r.Due)/1e6 > s.E2Ems {
-		return false
-	}
-	return true
-}
-
-// searchDoc is search.json.
-type searchDoc struct {
-	Schema   string            `json:"schema"`
-	SLO      searchSLO         `json:"slo"`
-	Target   float64           `json:"target"`
-	Key      string            `json:"key"` // what a resumed search must match: a digest of the profile and the search options
-	Probes   []searchProbe     `json:"probes"`
-	Estimate capacity.Estimate `json:"estimate"`
-	Stopped  string            `json:"stopped,omitempty"`
-}
-
-type searchProbe struct {
-	capacity.Probe
-	Dir string `json:"dir"` // the probe's run folder, under the search's
-}
+// SearchFile is the search's record in its artifact folder (run.SearchFile).
+const SearchFile = run.SearchFile
 
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("search", pflag.ContinueOnError)
 	p := config.DefaultProfile
 	p.Bind(fs)
-	var slo searchSLO
+	var slo run.SearchSLO
 	var o capacity.Options
 	var targetPct float64
 	group := func(names ...string) {
@@ -112,7 +58,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		p.RequestCount = 300 // (a probe of AIPerf's default 10 requests decides nothing)
 	}
 	var bad []string
-	if slo == (searchSLO{}) {
+	if slo == (run.SearchSLO{}) {
 		bad = append(bad, "give at least one objective: --ttft-sla-ms, --itl-sla-ms or --e2e-sla-ms")
 	}
 	if (slo.TTFTms > 0 || slo.ITLms > 0) && !p.Streaming {
@@ -128,89 +74,20 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "aiperf-action search: %s\n", strings.Join(bad, "; "))
 		return ExitError
 	}
-	dir := p.ArtifactDir
+	dir, probes := p.ArtifactDir, 0
 	if dir == "" {
 		dir = filepath.Join("artifacts", "search")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintf(stderr, "aiperf-action search: --artifact-dir: %v\n", err)
-		return ExitError
+	o.OnProbe = func(pb capacity.Probe, e capacity.Estimate) {
+		fmt.Fprintf(stdout, "probe %2d: %8.4g requests/s (run %d): %5.1f%% of %d requests good; %s\n", probes+1, pb.Load, pb.Replicate+1, 100*pb.Attainment(), pb.N, e)
+		probes++
 	}
-	keyb, err := json.Marshal(struct {
-		P config.Profile
-		S searchSLO
-		O capacity.Options
-	}{p, slo, o})
-	if err != nil {
+	doc, res, err := run.Search(ctx, p, run.SearchOptions{Dir: dir, SLO: slo, Search: o,
+		Run:     run.Options{Cmdline: "aiperf-action search " + strings.Join(args, " "), Stderr: stderr},
+		Resumed: func(n int) { probes = n; fmt.Fprintf(stdout, "resuming: %d probes in %s\n", n, dir) }})
+	if doc == nil {
 		fmt.Fprintf(stderr, "aiperf-action search: %v\n", err)
 		return ExitError
-	}
-	// The key is a digest: the profile holds --api-key, --header and
-	// --otel-headers values, which search.json must not.
-	sum := sha256.Sum256(keyb)
-	doc := searchDoc{Schema: "aiperf-action/search/v1", SLO: slo, Target: o.Target, Key: "sha256:" + hex.EncodeToString(sum[:])}
-	var done []capacity.Probe
-	if b, err := os.ReadFile(filepath.Join(dir, SearchFile)); err == nil {
-		var prev searchDoc
-		if err := json.Unmarshal(b, &prev); err != nil {
-			fmt.Fprintf(stderr, "aiperf-action search: %s: %v (move it away to start again)\n", filepath.Join(dir, SearchFile), err)
-			return ExitError
-		}
-		if prev.Key != doc.Key {
-			fmt.Fprintf(stderr, "aiperf-action search: %s is another search's (other flags): give another --artifact-dir, or move it away\n", filepath.Join(dir, SearchFile))
-			return ExitError
-		}
-		doc.Probes = prev.Probes
-		for _, sp := range prev.Probes {
-			done = append(done, sp.Probe)
-		}
-		fmt.Fprintf(stdout, "resuming: %d probes in %s\n", len(done), dir)
-	}
-	baseSeed := p.Seed
-	save := func() error {
-		b, _ := json.MarshalIndent(doc, "", "  ")
-		return result.WriteFileAtomic(filepath.Join(dir, SearchFile), append(b, '\n'))
-	}
-	prober := capacity.ProberFunc(func(ctx context.Context, load float64, rep int) (capacity.Probe, error) {
-		q := p
-		q.RequestRate, q.Seed = load, baseSeed+uint64(rep) // (each replicate its seed, the same at every load)
-		q.ArtifactDir = filepath.Join(dir, fmt.Sprintf("probe-%02d-rate-%.4g-r%d", len(doc.Probes)+1, load, rep))
-		res, err := run.Profile(ctx, &q, run.Options{Cmdline: "aiperf-action search " + strings.Join(args, " "), Stderr: stderr, KeepRecords: true, Scenario: "search"})
-		if err != nil && (res == nil || res.Run == nil || errors.Is(err, context.Canceled) || ctx.Err() != nil) {
-			return capacity.Probe{}, err
-		}
-		// A run that failed by its errors is still a measurement: its
-		// errors are misses.
-		recs := make([]*record.Record, 0, len(res.Records))
-		for i := range res.Records {
-			if !res.Records[i].Warmup {
-				recs = append(recs, &res.Records[i])
-			}
-		}
-		sort.Slice(recs, func(i, j int) bool { return recs[i].Due < recs[j].Due })
-		flags := make([]bool, len(recs))
-		good := 0
-		for i, r := range recs {
-			if flags[i] = slo.good(r); flags[i] {
-				good++
-			}
-		}
-		if len(recs) == 0 {
-			return capacity.Probe{}, fmt.Errorf("the probe at %.4g requests/s recorded no request", load)
-		}
-		pb := capacity.Probe{Load: load, N: len(recs), Good: good, Replicate: rep, Seed: q.Seed, Effective: capacity.EffectiveN(flags, 10)}
-		doc.Probes = append(doc.Probes, searchProbe{Probe: pb, Dir: filepath.Base(q.ArtifactDir)})
-		return pb, save()
-	})
-	o.OnProbe = func(pb capacity.Probe, e capacity.Estimate) {
-		fmt.Fprintf(stdout, "probe %2d: %8.4g requests/s (run %d): %5.1f%% of %d requests good; %s\n", len(doc.Probes), pb.Load, pb.Replicate+1, 100*pb.Attainment(), pb.N, e)
-	}
-	res, err := capacity.Search(ctx, prober, o, done)
-	doc.Estimate, doc.Stopped = res.Estimate, res.Stopped
-	if len(doc.Probes) > 0 {
-		if serr := save(); serr != nil && err == nil {
-			err = serr
-		}
 	}
 	if len(res.Probes) > 0 {
 		fmt.Fprintf(stdout, "\n%s; stopped on %s after %d probes. %s\n", res.Estimate, res.Stopped, len(res.Probes), filepath.Join(dir, SearchFile))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/result"
+	"github.com/aiperf-action/aiperf-action/internal/run"
 	"github.com/aiperf-action/aiperf-action/internal/sim"
 )
 
@@ -37,7 +38,7 @@ func TestSearchCommand(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	t.Logf("%s", res.stdout)
-	var doc searchDoc
+	var doc run.SearchDoc
 	b, err := os.ReadFile(filepath.Join(dir, SearchFile))
 	if err != nil || json.Unmarshal(b, &doc) != nil {
 		t.Fatalf("search.json: %v", err)

@@ -84,7 +84,7 @@ type Renderer interface {
 	HTML(rep *Report, resultsDir string) ([]byte, error)
 	// PNGs are a scenario's charts for the comment: the candidate's
 	// distributions over the baseline's runs.
-	PNGs(s *Scenario, resultsDir string) ([]ChartPNG, error)
+	PNGs(s *Scenario) ([]ChartPNG, error)
 }
 
 // defaults fills what was left out: no output.

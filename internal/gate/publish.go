@@ -404,7 +404,7 @@ func (g *gate) commentCharts(ctx context.Context, rep *Report) {
 		if s.Compare == nil || s.Broken != "" {
 			continue
 		}
-		pngs, err := g.opt.Render.PNGs(s, g.opt.ResultsDir)
+		pngs, err := g.opt.Render.PNGs(s)
 		if err != nil {
 			g.logf("aiperf-action gate: %s: charts for the comment not drawn: %v", s.Name, err)
 			continue

@@ -31,9 +31,7 @@ func (Gate) HTML(rep *gate.Report, resultsDir string) ([]byte, error) {
 }
 
 // PNGs is GatePNGs.
-func (Gate) PNGs(s *gate.Scenario, resultsDir string) ([]gate.ChartPNG, error) {
-	return GatePNGs(s, resultsDir)
-}
+func (Gate) PNGs(s *gate.Scenario) ([]gate.ChartPNG, error) { return GatePNGs(s) }
 
 // Comment is CommentMarkdown with the marker.
 func (g Gate) Comment(rep *gate.Report, limit int) string {

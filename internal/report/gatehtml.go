@@ -3,12 +3,14 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"github.com/aiperf-action/aiperf-action/compare"
-	"github.com/aiperf-action/aiperf-action/internal/metrics"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/aiperf-action/aiperf-action/compare"
+	"github.com/aiperf-action/aiperf-action/internal/metrics"
+	"github.com/aiperf-action/aiperf-action/internal/result"
 
 	"github.com/aiperf-action/aiperf-action/internal/charts"
 	"github.com/aiperf-action/aiperf-action/internal/gate"
@@ -143,22 +145,19 @@ func trends(s *gate.Scenario) []charts.Chart {
 }
 
 // GatePNGs is a compared scenario's charts for the comment, as PNG: the
-// candidate's TTFT and request latency CDFs over the baseline's runs.
-func GatePNGs(s *gate.Scenario, resultsDir string) ([]gate.ChartPNG, error) {
-	cand, err := loadGlob(filepath.Join(resultsDir, run.SafeName(s.Name)), "run-")
-	if err != nil {
-		return nil, err
-	}
-	var base []*charts.Run
-	if s.Paired {
-		if base, err = loadGlob(filepath.Join(resultsDir, run.SafeName(s.Name)), "baseline-"); err != nil {
-			return nil, err
+// candidate's TTFT and request latency CDFs over the baseline's runs. A
+// CDF needs run.json's histograms only, so the runs the gate holds (the
+// run.json it wrote, and the stored baseline's) are drawn, and no
+// records.jsonl is read again.
+func GatePNGs(s *gate.Scenario) ([]gate.ChartPNG, error) {
+	wrap := func(runs []*result.Run, label string) []*charts.Run {
+		out := make([]*charts.Run, len(runs))
+		for i, r := range runs {
+			out[i] = &charts.Run{Label: fmt.Sprintf("%s %d", label, i+1), Run: r}
 		}
-	} else {
-		for i, r := range s.Baseline {
-			base = append(base, &charts.Run{Label: fmt.Sprintf("baseline %d", i+1), Run: r})
-		}
+		return out
 	}
+	base, cand := wrap(s.Baseline, "baseline"), wrap(s.Candidate, "run")
 	var out []gate.ChartPNG
 	for _, m := range []struct{ name, metric, label string }{{"cdf_ttft", metrics.TTFT, "TTFT"}, {"cdf_latency", metrics.RequestLatency, "request latency"}} {
 		c, err := charts.CompareCDF(base, cand, charts.Options{}, m.name, m.metric, m.label)
