@@ -172,11 +172,15 @@ baseline:
 	}
 	// The verdicts are statistics over three runs each; on a minute when the
 	// hypervisor steals a fifth of the CPU (seen here) the runs spread so
-	// far that the honest verdict is inconclusive. Such a gate is skipped
-	// with its figures, not passed.
+	// far that the honest verdict is inconclusive, or the steal falls on
+	// one job's runs and not the other's, and the unchanged server reads
+	// slower (CI saw FAIL, request latency p50 +45.7%, with 17-27% steal in
+	// the candidate's runs and 3-8% in the baseline's). A gate that missed
+	// its verdict with 5% steal or more in its runs is skipped with its
+	// figures, not passed; on a quiet machine the verdicts are asserted.
 	disturbed := func(name, out string) {
-		if steal := maxSteal(t, filepath.Join(dir, name)); steal >= 5 && strings.Contains(out, "verdict INCONCLUSIVE") {
-			t.Skipf("gate %s: inconclusive with %.1f%% CPU steal in its runs: the verdicts were not checked", name, steal)
+		if steal := maxSteal(t, filepath.Join(dir, name)); steal >= 5 {
+			t.Skipf("gate %s: verdict not the one expected, with %.1f%% CPU steal in its runs: the verdicts were not checked\n%s", name, steal, out)
 		}
 	}
 	if code, out := gate("same", "--config", config(4)); code != 0 {
