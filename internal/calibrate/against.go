@@ -166,7 +166,7 @@ func profileFor(f *Config, url string, c int, dir string) *config.Profile {
 		p.EndpointType = f.EndpointType
 	}
 	p.Tokenizer = f.Tokenizer
-	p.RequestTemplate, p.ResponseField, p.Endpoint = f.RequestTemplate, f.ResponseField, f.Endpoint
+	p.RequestTemplate, p.PayloadTemplate, p.ResponseField, p.Endpoint = f.RequestTemplate, f.PayloadTemplate, f.ResponseField, f.Endpoint
 	p.Concurrency, p.ConcurrencySet = c, true
 	p.ISLMean, p.OSLMean = f.ISL, f.OSL
 	p.ExtraInputs = []string{"ignore_eos:true"}

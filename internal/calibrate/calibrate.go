@@ -56,7 +56,7 @@ type Config struct {
 	// Tokenizer is the profile's --tokenizer (a tokens-in type needs one).
 	Tokenizer string
 	// The template type's request template, response field and path.
-	RequestTemplate, ResponseField, Endpoint string
+	RequestTemplate, PayloadTemplate, ResponseField, Endpoint string
 }
 
 // Save writes cal as JSON to path, atomically.
@@ -158,7 +158,7 @@ func (f *Config) Check() ([]int, error) {
 		errs = append(errs, fmt.Errorf("--ramp %g: must not be negative", f.Ramp))
 	}
 	if f.EndpointType != "" {
-		switch k, err := endpoint.Make(f.EndpointType, f.RequestTemplate, f.ResponseField); {
+		switch k, err := endpoint.Make(f.EndpointType, f.RequestTemplate, f.PayloadTemplate, f.ResponseField); {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("--endpoint-type: %v", err))
 		case f.EndpointType == endpoint.TypeRaw:

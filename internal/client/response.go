@@ -41,6 +41,10 @@ func (c *Client) parseWhole(b []byte, rec *record.Record) {
 		}
 		return // nothing generated: no OSL
 	}
+	if r.Content == "" && r.Reasoning == "" && r.Items > 0 {
+		rec.Items = r.Items // a template's answer found to be embeddings or rankings: nothing generated
+		return
+	}
 	c.output(rec, r.Content, r.Reasoning)
 	if r.Content == "" && r.Reasoning == "" {
 		rec.ErrKind, rec.ErrMsg = record.ErrEmpty, "response had no content"

@@ -66,7 +66,12 @@ type Target struct {
 	// the request body's Go template (--request-template; "@file" reads
 	// a file, which Validate puts in its place) and the field path of the
 	// answer's text (--response-field).
-	RequestTemplate       string   `json:"request_template"`
+	RequestTemplate string `json:"request_template"`
+	// PayloadTemplate is the template's body as AIPerf writes it, Jinja2
+	// (--extra-inputs payload_template:NAME|FILE|TEMPLATE; Validate puts
+	// a named or file template's text in its place); with it,
+	// ResponseField is a JMESPath query, or "" for AIPerf's auto-detection.
+	PayloadTemplate       string   `json:"payload_template,omitempty"`
 	ResponseField         string   `json:"response_field"`
 	Streaming             bool     `json:"streaming"`               // --streaming
 	ExtraInputs           []string `json:"extra_inputs"`            // --extra-inputs key:value, repeatable
@@ -374,6 +379,39 @@ func (p *Profile) Ceiling() int {
 	return p.Concurrency
 }
 
+// takePayloadTemplate takes AIPerf's template settings out of
+// --extra-inputs, where AIPerf's command lines put them: payload_template
+// (a name in endpoint.NamedTemplates, a file, or the Jinja2 template
+// itself) and response_field (a JMESPath query). They are the endpoint's,
+// not fields of the body.
+func (p *Profile) takePayloadTemplate() error {
+	var keep []string
+	for _, it := range p.ExtraInputs {
+		k, v, _ := strings.Cut(it, ":")
+		switch strings.TrimSpace(k) {
+		case "payload_template":
+			v = strings.TrimSpace(v)
+			if _, named := endpoint.NamedTemplates[v]; !named && !strings.Contains(v, "{{") && !strings.Contains(v, "{%") {
+				b, err := os.ReadFile(v)
+				if err != nil {
+					return fmt.Errorf("--extra-inputs payload_template:%s: neither a template nor a readable file (%v); named templates: nv-embedqa", v, err)
+				}
+				v = string(b)
+			}
+			p.PayloadTemplate = v
+		case "response_field":
+			if p.ResponseField != "" && p.ResponseField != strings.TrimSpace(v) {
+				return fmt.Errorf("--response-field %q and --extra-inputs response_field:%s: give one", p.ResponseField, v)
+			}
+			p.ResponseField = strings.TrimSpace(v)
+		default:
+			keep = append(keep, it)
+		}
+	}
+	p.ExtraInputs = keep
+	return nil
+}
+
 // hasExtraKey reports whether an --extra-inputs item sets key.
 func hasExtraKey(items []string, key string) bool {
 	for _, it := range items {
@@ -462,21 +500,30 @@ func (p *Profile) Resolve() (*Resolved, error) {
 			bad("--streaming: --endpoint-type %s answers whole (its API does not stream)", t.Name)
 		}
 		if t.Name == endpoint.TypeTemplate {
-			if hasExtraKey(p.ExtraInputs, "payload_template") {
-				bad("--extra-inputs payload_template: AIPerf's Jinja2 payload templates are not read here; give the body as --request-template, a Go template over .Model .Prompt .System .MaxTokens .Stream with json (AIPerf's {{ text|tojson }} is {{json .Prompt}}), with --endpoint and --response-field")
+			if err := p.takePayloadTemplate(); err != nil {
+				bad("%v", err)
 			}
-			if file, ok := strings.CutPrefix(p.RequestTemplate, "@"); ok {
+			if p.PayloadTemplate != "" {
+				if p.RequestTemplate != "" {
+					bad("--request-template and --extra-inputs payload_template: give one (a Go template, or AIPerf's Jinja2)")
+				}
+				if _, err := endpoint.NewJinja(p.PayloadTemplate, p.ResponseField); err != nil {
+					bad("--endpoint-type template: %v (--extra-inputs payload_template, response_field)", err)
+				}
+			} else if file, ok := strings.CutPrefix(p.RequestTemplate, "@"); ok {
 				if b, err := os.ReadFile(file); err != nil {
 					bad("--request-template: %v", err)
 				} else {
 					p.RequestTemplate = string(b)
 				}
 			}
-			if _, err := endpoint.NewTemplate(p.RequestTemplate, p.ResponseField); err != nil {
-				bad("--endpoint-type template: %v (--request-template, --response-field)", err)
-			}
-			if strings.TrimSpace(p.Endpoint) == "" {
-				bad("--endpoint-type template: needs --endpoint, the path to post to")
+			if p.PayloadTemplate == "" {
+				if _, err := endpoint.NewTemplate(p.RequestTemplate, p.ResponseField); err != nil {
+					bad("--endpoint-type template: %v (--request-template, --response-field)", err)
+				}
+				if strings.TrimSpace(p.Endpoint) == "" {
+					bad("--endpoint-type template: needs --endpoint, the path to post to")
+				}
 			}
 		} else if t.Name == endpoint.TypeRaw {
 			if p.CustomDatasetType != RawPayload && p.CustomDatasetType != InputsJSON {

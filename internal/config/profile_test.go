@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -212,7 +213,7 @@ func TestMultiTurnRefusals(t *testing.T) {
 // AIPerf's forms with a meaning of their own here: --concurrency next to
 // --user-centric-rate is a cap that binds only below --num-users;
 // --num-conversations with a random_pool file is its request count; a
-// Jinja2 payload_template is refused by name.
+// Jinja2 payload_template is the template endpoint's body.
 func TestAIPerfFormsWithTheirMeaning(t *testing.T) {
 	t.Parallel()
 	p := DefaultProfile
@@ -248,11 +249,34 @@ func TestAIPerfFormsWithTheirMeaning(t *testing.T) {
 		t.Errorf("synthetic --num-conversations 5: %d conversations", p.ConversationNum)
 	}
 
+	// AIPerf's Jinja2 payload_template and response_field leave the body's
+	// extras for the endpoint; a file is read; a bad one is named.
 	p = DefaultProfile
-	p.Model, p.URL, p.EndpointType, p.Endpoint = "m", "127.0.0.1:1", "template", "/x"
-	p.ExtraInputs = []string{`payload_template:{"text": {{ text|tojson }}}`}
-	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "--extra-inputs payload_template: AIPerf's Jinja2 payload templates are not read here") {
-		t.Errorf("payload_template: %v", err)
+	p.Model, p.URL, p.EndpointType = "m", "127.0.0.1:1", "template"
+	p.ExtraInputs = []string{`payload_template:{"text": {{ text|tojson }}}`, "response_field:out.text", "top_k:3"}
+	if err := p.Validate(); err != nil || p.PayloadTemplate != `{"text": {{ text|tojson }}}` || p.ResponseField != "out.text" || !slices.Equal(p.ExtraInputs, []string{"top_k:3"}) {
+		t.Errorf("payload_template: %v %q %q %q", err, p.PayloadTemplate, p.ResponseField, p.ExtraInputs)
+	}
+	file := filepath.Join(t.TempDir(), "t.json")
+	os.WriteFile(file, []byte(`{"q": {{ text|tojson }}}`), 0o644)
+	p.ExtraInputs = []string{"payload_template:" + file}
+	if err := p.Validate(); err != nil || p.PayloadTemplate != `{"q": {{ text|tojson }}}` {
+		t.Errorf("payload_template file: %v %q", err, p.PayloadTemplate)
+	}
+	for in, want := range map[string]string{
+		"payload_template:/no/such/file":            "neither a template nor a readable file",
+		"payload_template:{\"q\": {{ text|tojson }": "payload template",
+		"response_field:choices[0":                  "not a JMESPath query",
+	} {
+		p := DefaultProfile
+		p.Model, p.URL, p.EndpointType = "m", "127.0.0.1:1", "template"
+		p.ExtraInputs = []string{in}
+		if !strings.HasPrefix(in, "payload_template") {
+			p.ExtraInputs = append(p.ExtraInputs, "payload_template:nv-embedqa")
+		}
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
 	}
 }
 

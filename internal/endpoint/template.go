@@ -179,14 +179,18 @@ func (*Template) Done(data []byte) bool { return openAI{}.Done(data) }
 func (*Template) Auth(apiKey string) [][2]string { return openAI{}.Auth(apiKey) }
 
 // Make is For with what a template endpoint needs: its request template
-// and response field path (unused by the other types).
-func Make(endpointType, requestTemplate, responseField string) (Kind, error) {
+// (a Go template) or payload template (AIPerf's Jinja2), and its response
+// field (unused by the other types).
+func Make(endpointType, requestTemplate, payloadTemplate, responseField string) (Kind, error) {
 	t, err := Lookup(endpointType)
 	if err != nil {
 		return nil, err
 	}
 	switch t.Name {
 	case TypeTemplate:
+		if payloadTemplate != "" {
+			return NewJinja(payloadTemplate, responseField)
+		}
 		return NewTemplate(requestTemplate, responseField)
 	case TypeRaw:
 		return NewRaw(responseField)

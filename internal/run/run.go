@@ -315,7 +315,7 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 	}
 	headers := r.parsed.Headers
 	shards := controller.Shards(plan, p, wire.ShardSpec{Knobs: ReadKnobs(os.Getenv), URL: target, URLs: manyOf(r.targets), Headers: headers, APIKey: p.APIKey, EndpointType: p.EndpointType,
-		RequestTemplate: p.RequestTemplate, ResponseField: p.ResponseField, Streaming: p.Streaming, TimeoutNs: int64(p.RequestTimeoutSeconds * float64(time.Second))}, workers)
+		RequestTemplate: p.RequestTemplate, PayloadTemplate: p.PayloadTemplate, ResponseField: p.ResponseField, Streaming: p.Streaming, TimeoutNs: int64(p.RequestTimeoutSeconds * float64(time.Second))}, workers)
 	slos := r.parsed.SLOs
 	g := &gathered{agg: metrics.NewAggregator(time.Duration(p.SliceDuration*float64(time.Second)), slos), workers: len(shards)}
 	g.agg.FromDue = plan.Profiling().Open

@@ -40,7 +40,7 @@ func Build(p *config.Profile, seed uint64) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	kind, err := endpoint.Make(p.EndpointType, p.RequestTemplate, p.ResponseField)
+	kind, err := endpoint.Make(p.EndpointType, p.RequestTemplate, p.PayloadTemplate, p.ResponseField)
 	if err != nil {
 		return nil, err
 	}

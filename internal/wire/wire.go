@@ -136,6 +136,7 @@ type ShardSpec struct {
 	EndpointType string      `json:"endpoint_type"`
 	// The template endpoint type's request template and response field.
 	RequestTemplate string       `json:"request_template,omitempty"`
+	PayloadTemplate string       `json:"payload_template,omitempty"`
 	ResponseField   string       `json:"response_field,omitempty"`
 	Streaming       bool         `json:"streaming"`
 	TimeoutNs       int64        `json:"timeout_ns"`

@@ -128,7 +128,7 @@ func (w *worker) handshake() (*wire.ShardSpec, endpoint.Kind, error) {
 	if shard == nil || len(shard.Phases) == 0 {
 		return nil, nil, fmt.Errorf("worker %d: empty shard", w.opt.ID)
 	}
-	kind, err := endpoint.Make(shard.EndpointType, shard.RequestTemplate, shard.ResponseField)
+	kind, err := endpoint.Make(shard.EndpointType, shard.RequestTemplate, shard.PayloadTemplate, shard.ResponseField)
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker %d: %w", w.opt.ID, err)
 	}
