@@ -68,7 +68,8 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.Float64Var(&p.CancellationDelay, "request-cancellation-delay", p.CancellationDelay, "seconds after sending that a cancelled request is cancelled")
 	fs.StringVar(&p.InputFile, "input-file", p.InputFile, "JSONL prompts: {\"text\"|\"input_length\", \"output_length\", \"timestamp\" (ms)}")
 	fs.StringVar(&p.CustomDatasetType, "custom-dataset-type", p.CustomDatasetType, "single_turn: AIPerf's JSONL fields (text, texts, text_input, output_length, timestamp, extra); random_pool: the same, drawn at random with replacement; mooncake_trace: --input-file is a Mooncake trace (timestamp in ms, input_length, output_length, hash_ids); bailian_trace: a Bailian trace (the same, timestamp in s, 16-token blocks); burst_gpt_trace: a BurstGPT CSV (Timestamp, Request tokens, Response tokens); each replayed on its timestamps")
-	fs.StringVar(&p.PublicDataset, "public-dataset", p.PublicDataset, "sharegpt: the first human/gpt pair of each ShareGPT conversation (vLLM's length filter), from --input-file, else ShareGPT_V3_unfiltered_cleaned_split.json downloaded from the hub into its cache")
+	fs.StringVar(&p.PublicDataset, "public-dataset", p.PublicDataset, "AIPerf's public datasets, downloaded from the Hugging Face hub into its cache: sharegpt (the first human/gpt pair of each conversation, vLLM's length filter; or from --input-file), aimo, aimo_aime, aimo_numina_cot, aimo_numina_1_5, spec_al_gsm8k, spec_al_math500, spec_al_humaneval, spec_al_mbpp, spec_al_mtbench (two turns), instruct_coder, blazedit_5k, blazedit_10k, mmstar (with images)")
+	fs.StringVar(&p.HFSubset, "hf-subset", p.HFSubset, "the --public-dataset's subset (config) on the hub instead of its own, as AIPerf's")
 	fs.StringVar(&p.DatasetSampling, "dataset-sampling-strategy", p.DatasetSampling, "how --input-file's prompts are taken: sequential (default), shuffle (each pass in its own seeded order) or random (seeded, with replacement)")
 	fs.IntVar(&p.ISLBlockSize, "isl-block-size", p.ISLBlockSize, "tokens per hash_ids block of a trace (default 512; bailian_trace 16): requests sharing leading hash ids share that prefix")
 	fs.Float64Var(&p.SynthesisSpeedupRatio, "synthesis-speedup-ratio", p.SynthesisSpeedupRatio, "replay a trace this many times faster: its timestamps divided by the ratio (default 1)")
@@ -186,7 +187,7 @@ var flagGroups = map[string][]string{
 		"video-width", "video-height", "video-fps", "video-duration", "video-synth-type", "video-format", "video-codec", "video-batch-size", "batch-size-video",
 		"rankings-passages-mean", "rankings-passages-stddev", "rankings-passages-prompt-token-mean", "rankings-passages-prompt-token-stddev",
 		"rankings-query-prompt-token-mean", "rankings-query-prompt-token-stddev",
-		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "dataset-sampling-strategy", "isl-block-size", "synthesis-speedup-ratio", "synthesis-max-isl", "synthesis-max-osl", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
+		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "hf-subset", "dataset-sampling-strategy", "isl-block-size", "synthesis-speedup-ratio", "synthesis-max-isl", "synthesis-max-osl", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
 		"num-dataset-entries", "random-seed",
 		"conversation-num", "num-conversations", "num-sessions", "conversation-turn-mean", "session-turns-mean", "conversation-turn-stddev", "session-turns-stddev",
 		"conversation-turn-delay-mean", "conversation-turn-delay-stddev", "conversation-turn-delay-ratio"},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aiperf-action/aiperf-action/internal/dataset"
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/hfdata"
 	"github.com/aiperf-action/aiperf-action/internal/hub"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
@@ -149,12 +150,23 @@ func (p *Profile) checkDataset(bad badf) {
 	if _, err := tokenizer.Load(p.Tokenizer, p.TokenizerRevision); err != nil {
 		bad("%v", err)
 	}
-	switch {
+	switch _, lookupErr := hfdata.Lookup(p.PublicDataset); {
 	case p.PublicDataset == "":
-	case p.PublicDataset != ShareGPT:
-		bad("--public-dataset %s: not supported here yet (supported: sharegpt)", p.PublicDataset)
+	case p.PublicDataset != ShareGPT && lookupErr != nil:
+		bad("--public-dataset %s: %v", p.PublicDataset, lookupErr)
 	case p.CustomDatasetType != "" || p.Replays():
-		bad("--public-dataset sharegpt with --custom-dataset-type or a fixed schedule: ShareGPT has no timestamps")
+		bad("--public-dataset %s with --custom-dataset-type or a fixed schedule: a public dataset has no timestamps", p.PublicDataset)
+	case p.PublicDataset != ShareGPT && p.InputFile == "":
+		// Downloaded from the hub into its cache, and its rows turned into
+		// prompts under hfdata.CacheDir, once a commit.
+		if f, err := fetchPublic(p.PublicDataset, p.HFSubset); err != nil {
+			bad("--public-dataset %s: %v", p.PublicDataset, err)
+		} else {
+			p.InputFile = f.Path
+		}
+	}
+	if p.HFSubset != "" && (p.PublicDataset == "" || p.PublicDataset == ShareGPT) {
+		bad("--hf-subset %s: for a --public-dataset on the hub with subsets (e.g. spec_al_gsm8k), not %q", p.HFSubset, p.PublicDataset)
 	}
 	if p.PublicDataset == ShareGPT && p.InputFile == "" {
 		if path, err := fetchShareGPT(); err != nil {
@@ -207,12 +219,12 @@ func (p *Profile) checkSessions(bad badf) {
 			bad("--request-rate with --user-centric-rate: the users' rate is the rate (leave out --request-rate)")
 		case p.RequestRate > 0 && !p.ConcurrencySet:
 			bad("multi-turn sessions with --request-rate need --concurrency here: AIPerf's conversation-centric mode (sessions start at the rate, each holds one of --concurrency slots for all its turns, delays kept); its rate-centric mode without --concurrency (every turn on the rate, delays ignored) is not supported yet")
-		case p.InputFile != "" && p.CustomDatasetType != MultiTurnFile && !weka:
+		case p.InputFile != "" && p.DatasetKind() != MultiTurnFile && !weka:
 			bad("multi-turn sessions from --input-file need --custom-dataset-type multi_turn (the --conversation-* flags make synthetic ones)")
-		case (p.CustomDatasetType == MultiTurnFile || weka) && (p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.ConversationTurnStddev > 0 || p.UserCentricRate > 0):
-			bad("--custom-dataset-type %s takes its conversations and turns from the file: leave out --conversation-num, --conversation-turn-mean/-stddev and --user-centric-rate", p.CustomDatasetType)
-		case (p.CustomDatasetType == MultiTurnFile || weka) && p.DatasetSampling != "" && p.DatasetSampling != SamplingSequential:
-			bad("--custom-dataset-type %s runs its conversations in file order: --dataset-sampling-strategy %s is not supported with it yet", p.CustomDatasetType, p.DatasetSampling)
+		case (p.DatasetKind() == MultiTurnFile || weka) && (p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.ConversationTurnStddev > 0 || p.UserCentricRate > 0):
+			bad("%s takes its conversations and turns from the file: leave out --conversation-num, --conversation-turn-mean/-stddev and --user-centric-rate", p.datasetFlag())
+		case (p.DatasetKind() == MultiTurnFile || weka) && p.DatasetSampling != "" && p.DatasetSampling != SamplingSequential:
+			bad("%s runs its conversations in file order: --dataset-sampling-strategy %s is not supported with it yet", p.datasetFlag(), p.DatasetSampling)
 		}
 		for _, v := range []float64{p.ConversationTurnMean, p.ConversationTurnStddev, p.TurnDelayMean, p.TurnDelayStddev, p.TurnDelayRatio} {
 			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
@@ -361,6 +373,28 @@ func fetchShareGPT() (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	return hub.FromEnv().File(ctx, hub.Dataset, dataset.ShareGPTRepo, "main", dataset.ShareGPTFile)
+}
+
+// datasetFlag names the flag that chose the dataset, for an error.
+func (p *Profile) datasetFlag() string {
+	if p.PublicDataset != "" {
+		return "--public-dataset " + p.PublicDataset
+	}
+	return "--custom-dataset-type " + p.CustomDatasetType
+}
+
+// fetchPublic downloads a public dataset's data files from the hub (as
+// for a tokenizer: HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE) and turns them
+// into prompts, printing where they came from.
+func fetchPublic(name, subset string) (hfdata.Fetched, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	c := hub.FromEnv()
+	f, err := hfdata.Fetch(ctx, c, name, subset)
+	if err == nil && f.Rows > 0 && c.Progress != nil {
+		fmt.Fprintf(c.Progress, "--public-dataset %s: %d prompts from %s at %.12s (%s)\n", name, f.Rows, f.Repo, f.Commit, strings.Join(f.Files, ", "))
+	}
+	return f, err
 }
 
 // checkVideo checks the --video-* flags, and that ffmpeg is there with

@@ -18,6 +18,7 @@ import (
 
 	"github.com/aiperf-action/aiperf-action/internal/dataset"
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
+	"github.com/aiperf-action/aiperf-action/internal/hfdata"
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 )
@@ -122,7 +123,8 @@ type Dataset struct {
 	InputFile                string  `json:"input_file"`                  // --input-file: JSONL prompts (and timestamps for a fixed schedule)
 	CustomDatasetType        string  `json:"custom_dataset_type"`         // --custom-dataset-type: "" (plain JSONL) or mooncake_trace
 	DatasetSampling          string  `json:"dataset_sampling"`            // --dataset-sampling-strategy: sequential (default), shuffle, random
-	PublicDataset            string  `json:"public_dataset"`              // --public-dataset: sharegpt, from --input-file or the hub
+	PublicDataset            string  `json:"public_dataset"`              // --public-dataset: sharegpt, or one of hfdata.Catalog, from --input-file or the hub
+	HFSubset                 string  `json:"hf_subset,omitempty"`         // --hf-subset: the public dataset's subset (config) instead of its own
 	ISLBlockSize             int     `json:"isl_block_size"`              // --isl-block-size: tokens per hash_ids block of a trace (0: the type's, see BlockSize)
 	FixedSchedule            bool    `json:"fixed_schedule"`              // --fixed-schedule: send at the file's timestamps
 	NoFixedSchedule          bool    `json:"no_fixed_schedule"`           // --no-fixed-schedule: a trace's timestamps are not replayed; the loop is --concurrency or --request-rate
@@ -325,7 +327,23 @@ func (p *Profile) Trace() bool {
 // MultiTurn reports whether the profile sends synthetic multi-turn
 // sessions (--conversation-num, or more than one turn a conversation).
 func (p *Profile) MultiTurn() bool {
-	return p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.CustomDatasetType == MultiTurnFile || p.CustomDatasetType == WekaTrace || p.UserCentricRate > 0
+	return p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.CustomDatasetType == MultiTurnFile || p.CustomDatasetType == WekaTrace || p.UserCentricRate > 0 ||
+		hfdata.Catalog[p.PublicDataset].Turns
+}
+
+// DatasetKind is the dataset kind --input-file is read as: a public
+// dataset's (a hub dataset's prompts are single_turn or multi_turn
+// JSONL), else --custom-dataset-type's.
+func (p *Profile) DatasetKind() string {
+	switch pub, ok := hfdata.Catalog[p.PublicDataset]; {
+	case ok && pub.Turns:
+		return MultiTurnFile
+	case ok:
+		return dataset.SingleTurn
+	case p.PublicDataset != "":
+		return p.PublicDataset
+	}
+	return p.CustomDatasetType
 }
 
 // SharesPrefixes reports whether the profile's prompts share prefixes by

@@ -191,10 +191,7 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 // what the endpoint type sends, and sets how its prompts are taken. It
 // returns the digest a worker checks it reads too.
 func (g *gen) openInput(p *config.Profile, seed uint64) (string, error) {
-	kind := p.CustomDatasetType
-	if p.PublicDataset != "" {
-		kind = p.PublicDataset
-	}
+	kind := p.DatasetKind()
 	// Each repeat its own words and blocks (none served from another's
 	// cache); within a run, shared hash ids share their words.
 	src, err := dataset.Open(kind, p.InputFile, dataset.Options{Tokenizer: g.b.tok, Words: seeds.Root(g.wordsRoot, seeds.StreamPayloads),

@@ -240,11 +240,16 @@ func (h *Hub) store(w http.ResponseWriter, r *http.Request, sha string) {
 }
 
 // api answers POST /api/{models,datasets}/ORG/NAME/paths-info/REV, which
-// the hub's JavaScript client asks before a download.
+// the hub's JavaScript client asks before a download, and GET
+// /api/{models,datasets}/ORG/NAME/revision/REV, the repository's files.
 func (h *Hub) api(w http.ResponseWriter, r *http.Request, p string) {
 	typ, rest, ok := strings.Cut(p, "/")
 	if !ok || (typ != "models" && typ != "datasets") {
 		http.NotFound(w, r)
+		return
+	}
+	if parts := strings.SplitN(rest, "/revision/", 2); len(parts) == 2 && r.Method == http.MethodGet {
+		h.revision(w, r, strings.TrimSuffix(typ, "s"), parts[0], parts[1])
 		return
 	}
 	parts := strings.SplitN(rest, "/paths-info/", 2)
@@ -291,4 +296,22 @@ func (h *Hub) api(w http.ResponseWriter, r *http.Request, p string) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(out)
+}
+
+// revision answers the revision API (huggingface_hub's repo_info): the
+// commit the revision names, and its files as siblings.
+func (h *Hub) revision(w http.ResponseWriter, r *http.Request, typ, repo, rev string) {
+	commit, files, _ := h.lookup(w, r, typ, repo, rev)
+	if files == nil {
+		return
+	}
+	type sibling struct {
+		RFilename string `json:"rfilename"`
+	}
+	sib := []sibling{}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		sib = append(sib, sibling{name})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"id": repo, "sha": commit, "siblings": sib, "private": false})
 }

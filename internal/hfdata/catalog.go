@@ -1,0 +1,85 @@
+// Package hfdata reads datasets on the Hugging Face hub as the datasets
+// library's load_dataset finds them (a README's configs, else the split
+// names in file paths; Parquet, JSON Lines, JSON and CSV files), and
+// holds AIPerf's public datasets that live there: --public-dataset NAME
+// downloads its files through internal/hub into the standard hub cache
+// and turns each row into a prompt, as AIPerf's loaders do.
+package hfdata
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Public is one of AIPerf's public datasets on the hub: where its rows
+// are and which columns make a request.
+type Public struct {
+	Repo, Subset, Split string
+	// Prompt is the column of the prompt; with Turns, a list of strings,
+	// one a turn of a conversation. Template, when set, builds the prompt
+	// from several columns ({column} is the column's text).
+	Prompt, Template string
+	Turns            bool
+	Image            string // a column of an image (the hub's {bytes, path}, or a URL)
+}
+
+// Catalog is AIPerf 0.11's public datasets that are rows of text (and an
+// image) on the hub, by AIPerf's names, with AIPerf's repositories,
+// subsets, splits and prompt columns.
+var Catalog = map[string]Public{
+	"aimo":              {Repo: "AI-MO/NuminaMath-TIR", Split: "train", Prompt: "problem"},
+	"aimo_aime":         {Repo: "AI-MO/aimo-validation-aime", Split: "train", Prompt: "problem"},
+	"aimo_numina_cot":   {Repo: "AI-MO/NuminaMath-CoT", Split: "train", Prompt: "problem"},
+	"aimo_numina_1_5":   {Repo: "AI-MO/NuminaMath-1.5", Split: "train", Prompt: "problem"},
+	"spec_al_gsm8k":     {Repo: "openai/gsm8k", Subset: "main", Split: "test", Prompt: "question"},
+	"spec_al_math500":   {Repo: "HuggingFaceH4/MATH-500", Split: "test", Prompt: "problem"},
+	"spec_al_humaneval": {Repo: "openai/openai_humaneval", Split: "test", Prompt: "prompt"},
+	"spec_al_mbpp":      {Repo: "google-research-datasets/mbpp", Subset: "full", Split: "test", Prompt: "text"},
+	"spec_al_mtbench":   {Repo: "HuggingFaceH4/mt_bench_prompts", Split: "train", Prompt: "prompt", Turns: true},
+	"instruct_coder":    {Repo: "likaixin/InstructCoder", Split: "train", Template: "{input}\n\n{instruction}"},
+	"blazedit_5k":       {Repo: "vdaita/edit_5k_char", Split: "train", Prompt: "change_request"},
+	"blazedit_10k":      {Repo: "vdaita/edit_10k_char", Split: "train", Prompt: "change_request"},
+	"mmstar":            {Repo: "Lin-Chen/MMStar", Split: "val", Prompt: "question", Image: "image"},
+}
+
+// Refused are AIPerf's other public datasets, each with why it is not
+// read here.
+var Refused = map[string]string{
+	"spec_bench":      "its question.jsonl is on GitHub, not the hub, and is not fetched here: download it and give --input-file question.jsonl --custom-dataset-type multi_turn after turning each line's \"turns\" into {\"text\": …} turns",
+	"mmvu":            "its rows point at videos by URL, which are not fetched here",
+	"vision_arena":    "its conversations with images (AIPerf's hf_conversation loader) are not read here yet",
+	"llava_onevision": "its conversations with images (AIPerf's hf_conversation loader) are not read here yet",
+	"exgentic":        "an agentic trace, not rows of prompts: not read here",
+	"exgentic_v2":     "an agentic trace, not rows of prompts: not read here",
+	"weka_hf":         "a Weka trace on the hub: download it and give --input-file with --custom-dataset-type weka_trace",
+}
+
+func init() {
+	for _, n := range []string{"librispeech", "voxpopuli", "gigaspeech", "ami", "spgispeech"} {
+		Refused[n] = "a speech dataset of FLAC/array audio for --endpoint-type audio_transcription; its audio is not decoded here"
+	}
+	for _, n := range []string{"qualitative", "coding", "humanities", "math", "multilingual", "qa", "rag", "reasoning", "roleplay", "stem", "summarization", "writing",
+		"throughput_1k", "throughput_2k", "throughput_8k", "throughput_16k", "throughput_32k"} {
+		Refused["speed_bench_"+n] = "the public nvidia/SPEED-Bench repository ships placeholder prompts that AIPerf itself rejects; prepare the data as its README says and give --input-file"
+	}
+	Refused["semianalysis_cc_traces_weka"] = "a Weka agentic trace: download it and give --input-file with --custom-dataset-type weka_trace"
+}
+
+// Lookup is the public dataset named name, or an error naming what is
+// known and why a refused one is.
+func Lookup(name string) (Public, error) {
+	if p, ok := Catalog[name]; ok {
+		return p, nil
+	}
+	if why, ok := Refused[name]; ok {
+		return Public{}, fmt.Errorf("not supported here: %s", why)
+	}
+	for _, prefix := range []string{"speed_bench_qualitative", "semianalysis_cc_traces_weka"} {
+		if family := strings.SplitN(prefix, "_", 3)[:2]; strings.HasPrefix(name, strings.Join(family, "_")+"_") {
+			return Public{}, fmt.Errorf("not supported here: %s", Refused[prefix])
+		}
+	}
+	return Public{}, fmt.Errorf("not a public dataset (supported: sharegpt, %s)", strings.Join(slices.Sorted(maps.Keys(Catalog)), ", "))
+}

@@ -1,0 +1,125 @@
+// Package hfdatatest puts stand-ins of AIPerf's public datasets on a
+// hubtest hub: each with the repository layout, dataset card and columns
+// the real one has, and a few rows.
+package hfdatatest
+
+import (
+	"bytes"
+	"image"
+	"image/png"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/aiperf-action/aiperf-action/internal/hfdata"
+	"github.com/aiperf-action/aiperf-action/internal/hub/hubtest"
+)
+
+// Parquet writes rows as the hub's datasets hold them (pyarrow's nested
+// LIST and struct columns), for tests that need a dataset's file.
+func Parquet[T any](t testing.TB, rows []T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := parquet.NewGenericWriter[T](&b)
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// HubImage is an image cell as the hub stores one.
+type HubImage struct {
+	Bytes []byte `parquet:"bytes"`
+	Path  string `parquet:"path"`
+}
+
+// MMStarRow is a row of Lin-Chen/MMStar.
+type MMStarRow struct {
+	Index    int64    `parquet:"index"`
+	Question string   `parquet:"question"`
+	Image    HubImage `parquet:"image"`
+	Answer   string   `parquet:"answer"`
+}
+
+// GSMRow is a row of openai/gsm8k.
+type GSMRow struct {
+	Question string `parquet:"question"`
+	Answer   string `parquet:"answer"`
+}
+
+// BlazeRow is a row of vdaita/edit_5k_char.
+type BlazeRow struct {
+	Code          string `parquet:"code"`
+	ChangeRequest string `parquet:"change_request"`
+}
+
+// PNG is a small PNG image.
+func PNG(t testing.TB) []byte {
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewRGBA(image.Rect(0, 0, 4, 4))); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// GSM8KReadme is the shape of openai/gsm8k's dataset card: two configs,
+// each naming its splits' files.
+const GSM8KReadme = `---
+language:
+- en
+configs:
+- config_name: main
+  data_files:
+  - split: train
+    path: main/train-*
+  - split: test
+    path: main/test-*
+- config_name: socratic
+  data_files:
+  - split: train
+    path: socratic/train-*
+  - split: test
+    path: socratic/test-*
+---
+# GSM8K
+`
+
+// AddPublic puts a stand-in of each named public dataset on a hub, with
+// the repository layout, card and columns the real one has (a few rows).
+func AddPublic(t testing.TB, h *hubtest.Hub, names ...string) {
+	t.Helper()
+	img := PNG(t)
+	for _, n := range names {
+		var files map[string]hubtest.File
+		switch n {
+		case "spec_al_gsm8k":
+			files = map[string]hubtest.File{"README.md": {Data: []byte(GSM8KReadme)},
+				"main/test-00000-of-00001.parquet":     {Data: Parquet(t, []GSMRow{{"Janet has 3 apples. How many?", "#### 3"}, {"", "#### 0"}, {"A train leaves at 5. When?", "#### 5"}})},
+				"main/train-00000-of-00001.parquet":    {Data: Parquet(t, []GSMRow{{"train question", "#### 1"}})},
+				"socratic/test-00000-of-00001.parquet": {Data: Parquet(t, []GSMRow{{"socratic question?", "#### 2"}})}}
+		case "spec_al_mtbench":
+			files = map[string]hubtest.File{"raw/question.jsonl": {Data: []byte(`{"prompt": ["Write a haiku.", "Now make it rhyme."], "category": "writing"}` + "\n" + `{"prompt": ["Explain TCP."], "category": "stem"}` + "\n")},
+				"data/train-00000-of-00001.jsonl": {Data: []byte(`{"prompt": ["Write a haiku.", "Now make it rhyme."], "category": "writing"}` + "\n" + `{"prompt": ["Explain TCP."], "category": "stem"}` + "\n")}}
+		case "mmstar":
+			files = map[string]hubtest.File{"README.md": {Data: []byte("---\nconfigs:\n- config_name: val\n  data_files:\n  - split: val\n    path: mmstar.parquet\n---\n")},
+				"mmstar.parquet": {Data: Parquet(t, []MMStarRow{{0, "What colour is it?", HubImage{img, "0.png"}, "A"}, {1, "How many?", HubImage{img, "1.png"}, "B"}})}}
+		case "blazedit_5k", "aimo":
+			rows := []BlazeRow{{"def f(): pass", "Rename f to g."}, {"x = 1", "Make x a constant."}}
+			files = map[string]hubtest.File{"data/train-00000-of-00001.parquet": {Data: Parquet(t, rows)}}
+			if n == "aimo" {
+				files = map[string]hubtest.File{"data/train-00000-of-00001.parquet": {Data: Parquet(t, []struct {
+					Problem string `parquet:"problem"`
+				}{{"Find x if 2x = 6."}, {"What is 7 * 6?"}, {"Prove 1 + 1 = 2."}})},
+					"data/test-00000-of-00001.parquet": {Data: Parquet(t, []struct {
+						Problem string `parquet:"problem"`
+					}{{"a test problem"}})}}
+			}
+		default:
+			t.Fatalf("no stand-in for %s", n)
+		}
+		h.Add("dataset", hfdata.Catalog[n].Repo, "main", files)
+	}
+}
