@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,10 +72,40 @@ func TestAIPerfCommandLineForms(t *testing.T) {
 		t.Fatalf("discovered model: %+v, want %s", bodies, sim.DefaultConfig.Model)
 	}
 
-	// Several models, or two positionals, are refused by name.
-	for _, args := range [][]string{{"-m", "a", "b", "-u", url}, {"-m", "a,b", "-u", url}, {"a", "b", "-u", url}} {
-		res := runCLI(t, 30*time.Second, append([]string{"profile"}, args...)...)
-		if res.code != ExitError || !(strings.Contains(res.stderr, "several models") || strings.Contains(res.stderr, "unexpected argument")) {
+	// Several models, AIPerf's way: round_robin (request i names model
+	// i mod n, as -m a b and --model-names a,b give them), or random
+	// (seeded: the same draws again with the same seed), in run.json.
+	models := func(bodies []body) string {
+		var ms []string
+		for _, b := range bodies {
+			ms = append(ms, b.Model)
+		}
+		return strings.Join(ms, " ")
+	}
+	for _, args := range [][]string{{"-m", "a", "b", "c"}, {"--model-names", "a,b,c"}, {"-m", "a", "b", "c", "--model-selection-strategy", "round_robin"}} {
+		r, bodies := run(append(args, "-u", url, "--request-count", "7", "--concurrency", "1")...)
+		if got := models(bodies); got != "a b c a b c a" || !slices.Equal(r.Target.Models, []string{"a", "b", "c"}) || r.Target.Selection != "round_robin" {
+			t.Errorf("%v: models %q, run.json %v %q", args, got, r.Target.Models, r.Target.Selection)
+		}
+	}
+	random := func() string {
+		_, bodies := run("-m", "a", "b", "-u", url, "--request-count", "40", "--concurrency", "1", "--model-selection-strategy", "random")
+		return models(bodies)
+	}
+	first := random()
+	if n := strings.Count(first, "a"); n < 8 || n > 32 || first != random() {
+		t.Errorf("random: %q (%d of 40 a), then %q", first, n, random())
+	}
+
+	// What several models cannot do is refused by name.
+	for args, want := range map[string]string{
+		"-m a b --model-selection-strategy fastest": "--model-selection-strategy \"fastest\": want round_robin or random",
+		"-m a a":                        "model a given twice",
+		"-m a b --endpoint-type kserve": "its URL names the model",
+		"a b":                           "unexpected argument",
+	} {
+		res := runCLI(t, 30*time.Second, append(append([]string{"profile"}, strings.Fields(args)...), "-u", url)...)
+		if res.code != ExitError || !strings.Contains(res.stderr, want) {
 			t.Errorf("%v: exit %d\n%s", args, res.code, res.stderr)
 		}
 	}

@@ -79,9 +79,9 @@ func SplitArgs(fs *pflag.FlagSet, args []string) (flags, positional []string) {
 	return flags, positional
 }
 
-// modelList is -m/--model (and AIPerf's --model-names): one model, given
-// once, as several values or comma-separated. More than one is refused
-// when the profile is checked: requests here go to one model.
+// modelList is -m/--model (and AIPerf's --model-names): one model or
+// several, given once, as several values or comma-separated. The first is
+// Model, the others MoreModels; --model-selection-strategy assigns them.
 type modelList struct {
 	p   *Profile
 	set bool
@@ -96,16 +96,20 @@ func (m *modelList) String() string {
 
 func (m *modelList) Set(s string) error {
 	if !m.set {
-		m.p.Model, m.set = "", true
+		m.p.Model, m.p.MoreModels, m.set = "", nil, true
 	}
 	for _, v := range strings.Split(s, ",") {
 		if v = strings.TrimSpace(v); v == "" {
 			continue
 		}
-		if m.p.Model != "" && m.p.Model != v {
-			return fmt.Errorf("several models (%s, %s): aiperf-action sends every request to one model (AIPerf's --model-selection-strategy is not supported); run one profile a model", m.p.Model, v)
+		switch {
+		case m.p.Model == "":
+			m.p.Model = v
+		case v == m.p.Model || slices.Contains(m.p.MoreModels, v):
+			return fmt.Errorf("model %s given twice", v)
+		default:
+			m.p.MoreModels = append(m.p.MoreModels, v)
 		}
-		m.p.Model = v
 	}
 	return nil
 }
@@ -238,7 +242,6 @@ func init() {
 		"accuracy benchmarks are not built here":  {"accuracy-benchmark", "accuracy-tasks", "accuracy-n-shots", "accuracy-enable-cot", "accuracy-grader", "accuracy-system-prompt"},
 		"no public dataset here declares filters": {"dataset-filter"},
 		"AIPerf's YAML config is not read: the gate's config (.github/aiperf.yml, aiperf-action gate) is this tool's": {"config"},
-		"requests go to one model here": {"model-selection-strategy"},
 	} {
 		for _, n := range names {
 			aiperfRefused[n] = reason

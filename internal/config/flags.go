@@ -17,6 +17,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	models := &modelList{p: p}
 	fs.VarP(models, "model", "m", "model name to put in requests (default: the first model the server's /v1/models lists; also AIPerf's positional MODEL)")
 	fs.Var(models, "model-names", "alias of --model (AIPerf's name)")
+	fs.StringVar(&p.ModelSelection, "model-selection-strategy", p.ModelSelection, "with several models: round_robin (request i names model i mod n, AIPerf's default) or random (each request's model drawn, seeded)")
 	fs.VarP(&urlList{p: p}, "url", "u", "server base URL, e.g. http://127.0.0.1:8000 or http://gateway/qwen (the endpoint type's path is appended); repeat it for several servers, which take the requests in turn (--url-strategy)")
 	fs.StringVar(&p.URLStrategy, "url-strategy", p.URLStrategy, "with several --url: round_robin (request i goes to URL i mod n)")
 	fs.StringVar(&p.Endpoint, "endpoint", p.Endpoint, "custom endpoint path, appended to --url's (default from --endpoint-type)")

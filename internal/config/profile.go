@@ -55,8 +55,13 @@ type Profile struct {
 // servers, the endpoint type and its codec's settings, and what every
 // request carries.
 type Target struct {
-	Model string `json:"model"` // -m/--model: the model name put in every request
-	URL   string `json:"url"`   // -u/--url: server base URL (scheme optional)
+	Model string `json:"model"` // -m/--model: the model name put in every request (the first, with several)
+	// MoreModels are the models after the first (-m a b, --model-names
+	// a,b); ModelSelection assigns each request one (AIPerf's
+	// --model-selection-strategy: round_robin, random).
+	MoreModels     []string `json:"more_models,omitempty"`
+	ModelSelection string   `json:"model_selection_strategy,omitempty"`
+	URL            string   `json:"url"` // -u/--url: server base URL (scheme optional)
 	// MoreURLs are the servers of further --url flags; with URLStrategy
 	// (round_robin) request i goes to URL i mod n.
 	MoreURLs     []string `json:"more_urls"`
@@ -331,6 +336,33 @@ func (p *Profile) MultiTurn() bool {
 		hfdata.Catalog[p.PublicDataset].Turns
 }
 
+// checkModels checks several models against what would send them.
+func (p *Profile) checkModels(bad badf) {
+	switch p.ModelSelection {
+	case "", ModelRoundRobin, ModelRandom:
+	default:
+		bad("--model-selection-strategy %q: want round_robin or random", p.ModelSelection)
+	}
+	if len(p.MoreModels) == 0 {
+		return
+	}
+	switch {
+	case strings.Contains(DefaultPath(p.EndpointType), "{model}"):
+		bad("several models (%s) with --endpoint-type %s: its URL names the model, and one run posts to one path; run one profile a model", strings.Join(p.Models(), ", "), p.EndpointType)
+	case p.CustomDatasetType == RawPayload || p.CustomDatasetType == InputsJSON:
+		bad("several models (%s) with --custom-dataset-type %s: its bodies are sent as they are, each naming its own model", strings.Join(p.Models(), ", "), p.CustomDatasetType)
+	}
+}
+
+// AIPerf's --model-selection-strategy values.
+const (
+	ModelRoundRobin = "round_robin"
+	ModelRandom     = "random"
+)
+
+// Models are every model requests name, the first Model.
+func (p *Profile) Models() []string { return append([]string{p.Model}, p.MoreModels...) }
+
 // DatasetKind is the dataset kind --input-file is read as: a public
 // dataset's (a hub dataset's prompts are single_turn or multi_turn
 // JSONL), else --custom-dataset-type's.
@@ -469,6 +501,7 @@ func (p *Profile) Resolve() (*Resolved, error) {
 	if strings.TrimSpace(p.Model) == "" {
 		bad("-m/--model is required")
 	}
+	p.checkModels(bad)
 	if r.Targets, err = p.TargetURLs(); err != nil {
 		bad("-u/--url: %v", err)
 	}

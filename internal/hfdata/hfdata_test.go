@@ -71,10 +71,10 @@ func TestRows(t *testing.T) {
 	img := hfdatatest.PNG(t)
 	files := map[string][]map[string]any{
 		write("a.parquet", hfdatatest.Parquet(t, []hfdatatest.MMStarRow{{Index: 1, Question: "q1", Image: hfdatatest.HubImage{Bytes: img, Path: "1.png"}, Answer: "A"}})): {{"index": int64(1), "question": "q1", "image": map[string]any{"bytes": string(img), "path": "1.png"}, "answer": "A"}},
-		write("t.parquet", hfdatatest.Parquet(t, []turnsRow{{[]string{"one", "two"}}})):                                      {{"prompt": []any{"one", "two"}}},
-		write("b.jsonl", []byte("{\"problem\": \"p1\"}\n\n{\"problem\": \"p2\"}\n")):                                         {{"problem": "p1"}, {"problem": "p2"}},
-		write("c.json", []byte(` [{"problem": "p1"}]`)):                                                                      {{"problem": "p1"}},
-		write("d.csv", []byte("problem,answer\n\"a, b\",1\n")):                                                               {{"problem": "a, b", "answer": "1"}},
+		write("t.parquet", hfdatatest.Parquet(t, []turnsRow{{[]string{"one", "two"}}})):                                                                                   {{"prompt": []any{"one", "two"}}},
+		write("b.jsonl", []byte("{\"problem\": \"p1\"}\n\n{\"problem\": \"p2\"}\n")):                                                                                      {{"problem": "p1"}, {"problem": "p2"}},
+		write("c.json", []byte(` [{"problem": "p1"}]`)):                                                                                                                   {{"problem": "p1"}},
+		write("d.csv", []byte("problem,answer\n\"a, b\",1\n")):                                                                                                            {{"problem": "a, b", "answer": "1"}},
 	}
 	for path, want := range files {
 		var got []map[string]any

@@ -9,13 +9,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/aiperf-action/aiperf-action/internal/otelexport"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/aiperf-action/aiperf-action/internal/otelexport"
 
 	"github.com/aiperf-action/aiperf-action/internal/gputelemetry"
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
@@ -75,6 +76,8 @@ type Target struct {
 	URL          string         `json:"url"`
 	URLs         []string       `json:"urls,omitempty"` // with several --url, every one (URL is the first); request i went to URLs[i mod n]
 	Model        string         `json:"model"`
+	Models       []string       `json:"models,omitempty"` // with several models, every one (Model is the first); ModelSelection assigned them
+	Selection    string         `json:"model_selection_strategy,omitempty"`
 	EndpointType string         `json:"endpoint_type"`
 	Streaming    bool           `json:"streaming"`
 	Server       map[string]any `json:"server,omitempty"`

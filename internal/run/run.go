@@ -434,7 +434,7 @@ func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted boo
 		Job:         r.opt.Job,
 		PayloadSeed: seeds.PayloadSeed(p.Seed, p.Repeat),
 		DurationS:   sum.DurationS,
-		Target:      result.Target{URL: r.target, URLs: manyOf(r.targets), Model: p.Model, EndpointType: p.EndpointType, Streaming: p.Streaming},
+		Target:      result.Target{URL: r.target, URLs: manyOf(r.targets), Model: p.Model, Models: manyOf(p.Models()), Selection: modelSelection(p), EndpointType: p.EndpointType, Streaming: p.Streaming},
 		Load:        loadOf(p, prof),
 		Counts:      sum.Counts,
 		Metrics:     sum.Metrics,
@@ -573,4 +573,12 @@ func manyOf(urls []string) []string {
 		return nil
 	}
 	return urls
+}
+
+// modelSelection is how several models were assigned ("" with one).
+func modelSelection(p *config.Profile) string {
+	if len(p.MoreModels) == 0 {
+		return ""
+	}
+	return cmp.Or(p.ModelSelection, config.ModelRoundRobin)
 }

@@ -131,7 +131,7 @@ func (b *builder) warmup(seed uint64) *Phase {
 		conc = p.Concurrency
 	}
 	ph.Ceiling = conc
-	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: seeds.PayloadSeed(seed, p.Repeat), synthetic: true}
+	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: seeds.PayloadSeed(seed, p.Repeat), synthetic: true, modelRoot: seeds.Root(seed, seeds.StreamModels)}
 	ph.gen = g
 	if p.NumWarmupSessions > 0 {
 		// Whole synthetic sessions, laid out as the profiling phase lays
@@ -168,7 +168,7 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 	ph := &Phase{Name: PhaseProfiling, Seed: seed, Ceiling: p.Ceiling(), Prefill: p.PrefillConcurrency, PrefillRamp: seconds(p.PrefillRampDuration), ConcRampNs: seconds(p.ConcurrencyRampDuration),
 		DurationNs: seconds(p.BenchmarkDuration), GraceNs: seconds(p.GracePeriod),
 		CancelPct: p.CancellationRate, CancelDelay: seconds(p.CancellationDelay)}
-	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: seeds.PayloadSeed(seed, p.Repeat), synthetic: p.InputFile == ""}
+	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: seeds.PayloadSeed(seed, p.Repeat), synthetic: p.InputFile == "", modelRoot: seeds.Root(seed, seeds.StreamModels)}
 	g.shapes(p, seed)
 	var digest string
 	if p.InputFile != "" {

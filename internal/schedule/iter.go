@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 
+	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"github.com/aiperf-action/aiperf-action/internal/seeds"
 )
@@ -226,7 +227,7 @@ func (g *gen) body(e *Entry, pr prompt, cycle bool) error {
 			ids = append(ids, more...)
 		}
 	}
-	req, err := build(endpoint.Input{Model: b.p.Model, Prompt: pr.Text, System: system, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
+	req, err := build(endpoint.Input{Model: g.model(e.Index), Prompt: pr.Text, System: system, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
 		Usage: b.p.UseServerTokenCount, Extra: extra, Query: pr.query, Passages: pr.passages, Images: pr.images, Audios: pr.audios, Videos: pr.videos, TokenIDs: ids})
 	if err != nil {
 		return fmt.Errorf("build request %d: %w", e.Index, err)
@@ -236,6 +237,21 @@ func (g *gen) body(e *Entry, pr prompt, cycle bool) error {
 		locateFresh(e, req, pr.Text, pr.own, ids, b.tok.Words())
 	}
 	return nil
+}
+
+// model is the model request i names: the one model, or with several,
+// AIPerf's --model-selection-strategy: round_robin (i mod n) or random
+// (request i's own seeded draw).
+func (g *gen) model(i int) string {
+	p := g.b.p
+	if len(p.MoreModels) == 0 {
+		return p.Model
+	}
+	ms := p.Models()
+	if p.ModelSelection == config.ModelRandom {
+		return ms[seeds.Draw(g.modelRoot, uint64(i)).IntN(len(ms))]
+	}
+	return ms[i%len(ms)]
 }
 
 // uuid draws a version-4-shaped UUID from r.

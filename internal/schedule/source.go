@@ -29,6 +29,7 @@ type gen struct {
 	convs                  *dataset.Sessions // a multi_turn file's conversations
 	pools                  []dataset.Pool    // a random_pool folder's files: a request takes a line of each
 	oslRoot                uint64            // --osl for file lines without an output length: request i's draw
+	modelRoot              uint64            // --model-selection-strategy random: request i's draw
 }
 
 // prompt is what a source makes of request i: its lengths always, and,

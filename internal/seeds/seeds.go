@@ -29,6 +29,7 @@ const (
 	StreamImages                   // synthetic images: request i's sizes and pixels are its own source
 	StreamAudio                    // synthetic audio: request i's lengths and samples are its own source
 	StreamVideo                    // synthetic video: clip k of the pool is its own source
+	StreamModels                   // --model-selection-strategy random: request i's model is its own source
 )
 
 // The one recipe, from (root seed, stream, index) to a PCG source, kept in
@@ -55,6 +56,7 @@ var salts = map[uint64]uint64{
 	StreamImages:        0x5851f42d4c957f2d ^ 0x85ebca6b,
 	StreamAudio:         0xd6e8feb86659fd93 ^ 0xc2b2ae35,
 	StreamVideo:         0xbf58476d1ce4e5b9 ^ 0x27d4eb2f,
+	StreamModels:        0xa0761d6478bd642f ^ 0x165667b1,
 }
 
 const phi = 0x9e3779b97f4a7c15 // 2^64 / the golden ratio
