@@ -27,6 +27,8 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	p.Bind(fs)
 	var multi multiRun
 	multi.bind(fs)
+	var sweep sweepFlags
+	sweep.bind(fs)
 	flags, positional := config.SplitArgs(fs, args)
 	if code, ok := parseFlags(fs, flags, stdout, stderr); !ok {
 		return code
@@ -45,6 +47,16 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err := multi.check(); err != nil {
 		fmt.Fprintf(stderr, "aiperf-action profile: %v\n", err)
 		return ExitError
+	}
+	if p.Sweep != nil || fs.Changed("parameter-sweep-mode") || fs.Changed("parameter-sweep-same-seed") || fs.Changed("parameter-sweep-cooldown-seconds") {
+		if err := sweep.check(fs, &p); err != nil {
+			fmt.Fprintf(stderr, "aiperf-action profile: %v\n", err)
+			return ExitError
+		}
+		if !fs.Changed("random-seed") {
+			p.Seed, p.SeedSet = 42, true // (AIPerf's base seed; value i takes 42+i)
+		}
+		return sweep.execute(ctx, p, multi, "aiperf-action profile "+strings.Join(args, " "), stdout, stderr)
 	}
 	if multi.runs > 1 {
 		if !fs.Changed("random-seed") {

@@ -17,7 +17,7 @@ const DefaultURL = "http://localhost:8000"
 // do (`--extra-inputs temperature:0.7 top_p:0.9`, `--url A B`,
 // `--audio-depths 16 24`): the values run up to the next token that starts
 // with "-".
-var listFlags = []string{"url", "header", "extra-inputs", "server-metrics", "audio-depths", "audio-sample-rates", "model", "dataset-filter", "gpu-telemetry", "otel-headers"}
+var listFlags = []string{"url", "header", "extra-inputs", "server-metrics", "audio-depths", "audio-sample-rates", "model", "dataset-filter", "gpu-telemetry", "otel-headers", "concurrency", "request-rate"}
 
 // SplitArgs rewrites AIPerf's command-line forms into the ones fs reads:
 // every value after a list flag becomes a flag of its own, and the words
@@ -71,12 +71,38 @@ func SplitArgs(fs *pflag.FlagSet, args []string) (flags, positional []string) {
 			}
 			continue
 		}
+		if numericLists[f.Name] {
+			// One flag's numbers are one list (a sweep): 10 20 30 is
+			// 10,20,30. A later --concurrency replaces it, as any flag's
+			// later value does.
+			vals := []string{args[i+1]}
+			i++
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && numbers(args[i+1]) {
+				i++
+				vals = append(vals, args[i])
+			}
+			flags = append(flags, "--"+f.Name+"="+strings.Join(vals, ","))
+			continue
+		}
 		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 			i++
 			flags = append(flags, "--"+f.Name+"="+args[i])
 		}
 	}
 	return flags, positional
+}
+
+// numericLists are list flags of numbers: a word after them that is not
+// numbers (a positional model) is not theirs.
+var numericLists = map[string]bool{"concurrency": true, "request-rate": true}
+
+func numbers(w string) bool {
+	for _, f := range strings.Split(w, ",") {
+		if _, err := strconv.ParseFloat(strings.TrimSpace(f), 64); err != nil && strings.TrimSpace(f) != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // modelList is -m/--model (and AIPerf's --model-names): one model or
@@ -241,6 +267,7 @@ func init() {
 			"wandb-project", "wandb-entity", "wandb-run-name", "wandb-tags"},
 		"accuracy benchmarks are not built here":  {"accuracy-benchmark", "accuracy-tasks", "accuracy-n-shots", "accuracy-enable-cot", "accuracy-grader", "accuracy-system-prompt"},
 		"no public dataset here declares filters": {"dataset-filter"},
+		"one parameter is swept at a time here (--concurrency or --request-rate, several values), so there is no grid or zip of several": {"sweep-type"},
 		"AIPerf's YAML config is not read: the gate's config (.github/aiperf.yml, aiperf-action gate) is this tool's": {"config"},
 	} {
 		for _, n := range names {

@@ -26,7 +26,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&p.ResponseField, "response-field", p.ResponseField, "--endpoint-type template: the answer's text at this field path of the response or of each SSE event, e.g. choices.0.text")
 	fs.StringVar(&p.EndpointType, "endpoint-type", p.EndpointType, "chat | completions | responses | messages (Anthropic's; also anthropic_messages) | ollama_chat | ollama_generate | embeddings | nim_embeddings | huggingface_generate | sglang_generate | triton_generate | kserve | image_generation | template")
 	fs.BoolVar(&p.Streaming, "streaming", p.Streaming, "stream responses (SSE)")
-	fs.IntVar(&p.Concurrency, "concurrency", p.Concurrency, "requests in flight (closed loop), split across workers")
+	fs.Var(&sweepValue{p: p, param: SweepConcurrency}, "concurrency", "requests in flight (closed loop), split across workers; several (10,20,30 or 10 20 30) sweep them, each a run (AIPerf's parameter sweep)")
 	fs.IntVar(&p.RequestCount, "request-count", p.RequestCount, "requests to send")
 	fs.IntVar(&p.ISLMean, "synthetic-input-tokens-mean", p.ISLMean, "mean input length in tokens")
 	fs.IntVar(&p.ISLMean, "isl", p.ISLMean, "alias of --synthetic-input-tokens-mean")
@@ -53,7 +53,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.Var(percentFlag{&p.MaxErrorRate}, "max-error-rate", "error rate above which the run fails (exit 2): 5%, or 5 (percent), or 0.05 (a fraction), as compare's")
 	fs.Float64Var(&p.SliceDuration, "slice-duration", p.SliceDuration, "seconds per metrics window in run.json")
 
-	fs.Float64Var(&p.RequestRate, "request-rate", p.RequestRate, "open loop: requests per second (with --concurrency, the concurrency is a ceiling)")
+	fs.Var(&sweepValue{p: p, param: SweepRequestRate}, "request-rate", "open loop: requests per second (with --concurrency, the concurrency is a ceiling); several sweep them, each a run")
 	fs.StringVar(&p.ArrivalPattern, "arrival-pattern", p.ArrivalPattern, "constant | poisson | gamma")
 	fs.Float64Var(&p.ArrivalSmoothness, "arrival-smoothness", p.ArrivalSmoothness, "gamma shape k: 1 is Poisson, <1 burstier, >1 smoother (vLLM's --burstiness)")
 	fs.Float64Var(&p.BenchmarkDuration, "benchmark-duration", p.BenchmarkDuration, "seconds to send for (with --request-count too: whichever comes first)")
@@ -180,7 +180,7 @@ const GroupAnnotation = "aiperf-action/group"
 var groupOrder = []string{"Endpoint", "Input", "Tokenizer", "Load generator", "Output", "Server metrics", "Tool"}
 
 var flagGroups = map[string][]string{
-	"Endpoint": {"model", "model-names", "url", "url-strategy", "endpoint", "custom-endpoint", "endpoint-type", "request-template", "response-field", "streaming", "header", "api-key", "request-timeout-seconds"},
+	"Endpoint": {"model", "model-names", "model-selection-strategy", "url", "url-strategy", "endpoint", "custom-endpoint", "endpoint-type", "request-template", "response-field", "streaming", "header", "api-key", "request-timeout-seconds"},
 	"Input": {"synthetic-input-tokens-mean", "isl", "synthetic-input-tokens-stddev", "output-tokens-mean", "osl", "output-tokens-stddev", "sequence-distribution", "seq-dist",
 		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length", "system-prompt", "system-prompt-file", "user-context-prompt-length",
 		"audio-length-mean", "audio-length-stddev", "audio-format", "audio-sample-rates", "audio-depths", "audio-num-channels", "audio-batch-size", "batch-size-audio",

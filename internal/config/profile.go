@@ -59,9 +59,12 @@ type Target struct {
 	// MoreModels are the models after the first (-m a b, --model-names
 	// a,b); ModelSelection assigns each request one (AIPerf's
 	// --model-selection-strategy: round_robin, random).
-	MoreModels     []string `json:"more_models,omitempty"`
-	ModelSelection string   `json:"model_selection_strategy,omitempty"`
-	URL            string   `json:"url"` // -u/--url: server base URL (scheme optional)
+	MoreModels []string `json:"more_models,omitempty"`
+	// Sweep is several --concurrency or --request-rate values: the
+	// profile command runs each (At); the profile itself holds the first.
+	Sweep          *Sweep `json:"sweep,omitempty"`
+	ModelSelection string `json:"model_selection_strategy,omitempty"`
+	URL            string `json:"url"` // -u/--url: server base URL (scheme optional)
 	// MoreURLs are the servers of further --url flags; with URLStrategy
 	// (round_robin) request i goes to URL i mod n.
 	MoreURLs     []string `json:"more_urls"`
@@ -502,6 +505,7 @@ func (p *Profile) Resolve() (*Resolved, error) {
 		bad("-m/--model is required")
 	}
 	p.checkModels(bad)
+	p.checkSweep(bad)
 	if r.Targets, err = p.TargetURLs(); err != nil {
 		bad("-u/--url: %v", err)
 	}

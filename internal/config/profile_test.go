@@ -317,3 +317,28 @@ func TestDatasetTypeDetection(t *testing.T) {
 		t.Errorf("not streaming: %v", err)
 	}
 }
+
+// A sweep's several values are the profile command's; one run (a gate
+// scenario, a search) refuses them by name.
+func TestSweepIsTheProfileCommands(t *testing.T) {
+	t.Parallel()
+	p := DefaultProfile
+	fs := pflag.NewFlagSet("profile", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	p.Bind(fs)
+	flags, _ := SplitArgs(fs, []string{"-m", "m", "-u", "127.0.0.1:1", "--concurrency", "4", "--concurrency", "2,8", "16"})
+	if err := fs.Parse(flags); err != nil {
+		t.Fatal(err)
+	}
+	p.NoteSet(fs)
+	if p.Concurrency != 2 || p.Sweep == nil || !slices.Equal(p.Sweep.Values, []float64{2, 8, 16}) || !p.ConcurrencySet {
+		t.Fatalf("--concurrency 4 --concurrency 2,8 16: %d %+v", p.Concurrency, p.Sweep)
+	}
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "a sweep of several values is run by `aiperf-action profile`") {
+		t.Errorf("one run with a sweep: %v", err)
+	}
+	q := p.At(2)
+	if q.Concurrency != 16 || q.Sweep != nil || q.Validate() != nil {
+		t.Errorf("At(2): %d %+v %v", q.Concurrency, q.Sweep, q.Validate())
+	}
+}

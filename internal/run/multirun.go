@@ -100,24 +100,26 @@ func ProfileRuns(ctx context.Context, p config.Profile, rp Repeat, opt Options, 
 		return agg, fmt.Errorf("%d of %d runs succeeded: intervals across runs need at least 2", len(agg.Runs), rp.Runs)
 	}
 	agg.Stats = AggregateRuns(agg.Runs, rp.Confidence)
-	doc := map[string]any{
-		"metadata": map[string]any{"aggregation_type": "confidence", "num_profile_runs": rp.Runs, "num_successful_runs": len(agg.Runs),
-			"confidence_level": rp.Confidence, "run_labels": agg.Labels, "failed_runs": agg.Failed},
-		"metrics": agg.Stats,
-	}
-	b, _ := json.MarshalIndent(doc, "", "  ")
-	dir := filepath.Join(agg.Dir, "aggregate")
+	err := writeAggregate(filepath.Join(agg.Dir, "aggregate"), map[string]any{"aggregation_type": "confidence", "num_profile_runs": rp.Runs,
+		"num_successful_runs": len(agg.Runs), "confidence_level": rp.Confidence, "run_labels": agg.Labels, "failed_runs": agg.Failed}, agg.Stats)
+	return agg, err
+}
+
+// writeAggregate writes AIPerf's confidence aggregate of several runs,
+// profile_export_aiperf_aggregate.json and .csv, in dir.
+func writeAggregate(dir string, meta map[string]any, stats map[string]AggStat) error {
+	b, _ := json.MarshalIndent(map[string]any{"metadata": meta, "metrics": stats}, "", "  ")
 	err := os.MkdirAll(dir, 0o755)
 	if err == nil {
 		err = result.WriteFileAtomic(filepath.Join(dir, "profile_export_aiperf_aggregate.json"), append(b, '\n'))
 	}
 	if err == nil {
-		err = result.WriteFileAtomic(filepath.Join(dir, "profile_export_aiperf_aggregate.csv"), aggregateCSV(agg.Stats))
+		err = result.WriteFileAtomic(filepath.Join(dir, "profile_export_aiperf_aggregate.csv"), aggregateCSV(stats))
 	}
 	if err != nil {
-		return agg, fmt.Errorf("write %s: %v", dir, err)
+		return fmt.Errorf("write %s: %v", dir, err)
 	}
-	return agg, nil
+	return nil
 }
 
 // AggregateRuns is each metric statistic's spread across the runs: a
@@ -127,18 +129,10 @@ func AggregateRuns(runs []*result.Run, conf float64) map[string]AggStat {
 	vals := map[string][]float64{}
 	units := map[string]string{}
 	for _, r := range runs {
-		for name, m := range r.Metrics {
-			if d := m.Dist; d != nil {
-				for _, st := range []string{"avg", "p50", "p90", "p95", "p99"} {
-					if v, ok := d.Get(st); ok {
-						vals[name+"_"+st] = append(vals[name+"_"+st], v)
-						units[name+"_"+st] = d.Unit
-					}
-				}
-			} else if m.Rate != nil {
-				vals[name+"_avg"] = append(vals[name+"_avg"], m.Rate.Value)
-				units[name+"_avg"] = m.Rate.Unit
-			}
+		one, u := runStats(r)
+		for k, v := range one {
+			vals[k] = append(vals[k], v)
+			units[k] = u[k]
 		}
 	}
 	out := map[string]AggStat{}
@@ -166,6 +160,25 @@ func AggregateRuns(runs []*result.Run, conf float64) map[string]AggStat {
 		out[k] = s
 	}
 	return out
+}
+
+// runStats is one run's statistics by AIPerf's aggregate names: a
+// distribution's avg and percentiles as <metric>_<stat>, a rate as
+// <metric>_avg; and their units.
+func runStats(r *result.Run) (map[string]float64, map[string]string) {
+	vals, units := map[string]float64{}, map[string]string{}
+	for name, m := range r.Metrics {
+		if d := m.Dist; d != nil {
+			for _, st := range []string{"avg", "p50", "p90", "p95", "p99"} {
+				if v, ok := d.Get(st); ok {
+					vals[name+"_"+st], units[name+"_"+st] = v, d.Unit
+				}
+			}
+		} else if m.Rate != nil {
+			vals[name+"_avg"], units[name+"_avg"] = m.Rate.Value, m.Rate.Unit
+		}
+	}
+	return vals, units
 }
 
 // aggregateCSV is the aggregate as AIPerf's CSV.

@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/aiperf-action/aiperf-action/internal/config"
+	"github.com/aiperf-action/aiperf-action/internal/run"
+)
+
+// sweepFlags are AIPerf's parameter sweep's own flags; the sweep itself
+// is several values of --concurrency or --request-rate.
+type sweepFlags struct {
+	mode     string
+	sameSeed bool
+	cooldown float64
+}
+
+func (s *sweepFlags) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&s.mode, "parameter-sweep-mode", run.SweepRepeated, "with a sweep and --num-profile-runs: repeated (every value within trial 1, then trial 2, …) or independent (every trial of a value before the next)")
+	fs.BoolVar(&s.sameSeed, "parameter-sweep-same-seed", false, "every value of a sweep with the same seed (needs --random-seed); else value i takes seed+i")
+	fs.Float64Var(&s.cooldown, "parameter-sweep-cooldown-seconds", 0, "seconds between a sweep's values")
+	for _, n := range []string{"parameter-sweep-mode", "parameter-sweep-same-seed", "parameter-sweep-cooldown-seconds"} {
+		fs.SetAnnotation(n, config.GroupAnnotation, []string{"Load generator"})
+	}
+}
+
+func (s *sweepFlags) check(fs *pflag.FlagSet, p *config.Profile) error {
+	sweeping := p.Sweep != nil
+	for _, n := range []string{"parameter-sweep-mode", "parameter-sweep-same-seed", "parameter-sweep-cooldown-seconds"} {
+		if fs.Changed(n) && !sweeping {
+			return fmt.Errorf("--%s applies to a sweep: give --concurrency or --request-rate several values (10,20,30)", n)
+		}
+	}
+	switch {
+	case s.mode != run.SweepRepeated && s.mode != run.SweepIndependent:
+		return fmt.Errorf("--parameter-sweep-mode %q: want repeated or independent", s.mode)
+	case s.cooldown < 0:
+		return fmt.Errorf("--parameter-sweep-cooldown-seconds %g: must not be negative", s.cooldown)
+	case s.sameSeed && !fs.Changed("random-seed"):
+		return fmt.Errorf("--parameter-sweep-same-seed needs --random-seed (the seed every value takes)")
+	}
+	if sweeping {
+		seen := map[float64]bool{}
+		for _, x := range p.Sweep.Values {
+			if x <= 0 || seen[x] {
+				return fmt.Errorf("--%s %v: a sweep's values are each positive and given once", strings.ReplaceAll(p.Sweep.Param, "_", "-"), p.Sweep.Values)
+			}
+			seen[x] = true
+		}
+		// Each value's profile is checked now, before any load.
+		for i := range p.Sweep.Values {
+			q := p.At(i)
+			if err := q.Validate(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// executeSweep runs every value of the sweep (run.ProfileSweep) and
+// prints a line a value, the Pareto front marked.
+func (s *sweepFlags) execute(ctx context.Context, p config.Profile, m multiRun, cmdline string, stdout, stderr io.Writer) int {
+	res, err := run.ProfileSweep(ctx, p, run.SweepOptions{
+		Repeat: run.Repeat{Runs: m.runs, Confidence: m.confidence, Cooldown: m.cooldown, WarmupFirstOnly: m.warmupFirstOnly},
+		Mode:   s.mode, SameSeed: s.sameSeed, Cooldown: s.cooldown,
+	}, run.Options{Cmdline: cmdline, Stderr: stderr}, func(label, dir string) { fmt.Fprintf(stdout, "sweep %s: %s\n", label, dir) })
+	if res != nil {
+		for _, f := range res.Failed {
+			fmt.Fprintf(stderr, "aiperf-action profile: %s: %s\n", f["label"], f["error"])
+		}
+		fmt.Fprintf(stdout, "\n%-16s %12s %14s %14s %14s  %s\n", res.Param, "requests/s", "output tok/s", "TTFT p99 ms", "latency p99 ms", "Pareto")
+		for i, v := range res.Values {
+			if len(v.Runs) == 0 {
+				fmt.Fprintf(stdout, "%-16s %12s\n", strconv.FormatFloat(v.Value, 'g', -1, 64), "(no run)")
+				continue
+			}
+			get := func(k string) string {
+				if st, ok := v.Stats[k]; ok {
+					return strconv.FormatFloat(st.Mean, 'f', 2, 64)
+				}
+				return "-"
+			}
+			mark := ""
+			if slices.Contains(res.Pareto, i) {
+				mark = "*"
+			}
+			fmt.Fprintf(stdout, "%-16s %12s %14s %14s %14s  %s\n", strconv.FormatFloat(v.Value, 'g', -1, 64), get("request_throughput_avg"),
+				get("output_token_throughput_avg"), get("time_to_first_token_p99"), get("request_latency_p99"), mark)
+		}
+		fmt.Fprintf(stdout, "Artifacts: %s (sweep_aggregate/profile_export_aiperf_sweep.json)\n", res.Dir)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "aiperf-action profile: %v\n", err)
+		if res != nil && res.Interrupted {
+			return ExitInterrupted
+		}
+		return ExitError
+	}
+	if res.Interrupted {
+		return ExitInterrupted
+	}
+	if len(res.Failed) > 0 {
+		return ExitError
+	}
+	return ExitOK
+}
