@@ -3,6 +3,7 @@ package capacity
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
@@ -190,4 +191,36 @@ func TestTwoRunsKeepAFailingLoadBounded(t *testing.T) {
 	if e.HiBounded {
 		t.Errorf("runs of 5%%, 95%% and 50%% good bound the capacity: %s", e)
 	}
+}
+
+// A concurrency search probes whole numbers only, and ends when two
+// adjacent concurrencies bound the capacity: here every probe of a
+// server that holds 37 streams and not 38 (99% against 80% good).
+func TestIntegerSearchEndsAtAdjacentConcurrencies(t *testing.T) {
+	pr := ProberFunc(func(_ context.Context, load float64, rep int) (Probe, error) {
+		if load != math.Round(load) || load < 1 {
+			t.Fatalf("probed concurrency %g", load)
+		}
+		r := rand.New(rand.NewPCG(uint64(load), uint64(rep)))
+		p := 0.99
+		if load > 37 {
+			p = 0.80
+		}
+		good := 0
+		for range 2000 {
+			if r.Float64() < p {
+				good++
+			}
+		}
+		return Probe{Load: load, N: 2000, Good: good, Replicate: rep}, nil
+	})
+	res, err := Search(context.Background(), pr, Options{Start: 3, Integer: true, MaxProbes: 60, Precision: 0.001}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.Estimate
+	if !e.LoBounded || !e.HiBounded || e.Lo != 37 || e.Hi != 38 || res.Stopped != "precision" {
+		t.Errorf("%s, stopped on %s after %d probes; want the interval 37 to 38 and a stop on precision", e, res.Stopped, len(res.Probes))
+	}
+	t.Logf("%s; %d probes", e, len(res.Probes))
 }

@@ -40,6 +40,10 @@ type Options struct {
 	// MinRuns at each of the two loads that bound the interval (3 by
 	// default): one run's requests are not independent near the knee.
 	MinRuns int
+	// Integer loads only (a concurrency): each load is rounded, the
+	// staircase moves by one at least, and two adjacent integers bound
+	// the capacity as finely as it can be.
+	Integer bool
 	// OnProbe, when set, sees each probe as it is made (to keep it, or
 	// print it).
 	OnProbe func(Probe, Estimate) `json:"-"`
@@ -68,6 +72,12 @@ func (o *Options) defaults() error {
 		return errors.New("a search needs a starting load above 0")
 	}
 	def(&o.Min, o.Start/1024)
+	if o.Integer {
+		o.Start, o.Min = math.Max(1, math.Round(o.Start)), math.Max(1, math.Ceil(o.Min))
+		if o.Max > 0 {
+			o.Max = math.Floor(o.Max)
+		}
+	}
 	if o.Step <= 1 || o.MaxProbes < 2 || o.Precision <= 0 || (o.Max > 0 && o.Max < o.Start) {
 		return fmt.Errorf("search options: step %g (want > 1), %d probes (want ≥ 2), precision %g, max load %g below the start %g", o.Step, o.MaxProbes, o.Precision, o.Max, o.Start)
 	}
@@ -135,6 +145,9 @@ func Search(ctx context.Context, pr Prober, o Options, done []Probe) (Result, er
 		switch {
 		case high.Fit >= o.Target: // nothing fails yet: up
 			next := high.Load * o.Step
+			if o.Integer {
+				next = math.Max(high.Load+1, math.Round(next))
+			}
 			if o.Max > 0 && high.Load >= o.Max {
 				return stop("max load", nil)
 			}
@@ -147,6 +160,9 @@ func Search(ctx context.Context, pr Prober, o Options, done []Probe) (Result, er
 			continue
 		case low.Fit < o.Target: // nothing passes yet: down
 			next := low.Load / o.Step
+			if o.Integer {
+				next = math.Min(low.Load-1, math.Round(next))
+			}
 			if next < o.Min {
 				return stop("min load", nil)
 			}
@@ -205,8 +221,8 @@ func nextLoad(e Estimate, reps map[float64]int, o Options) (float64, bool) {
 	best, gap := 0.0, 0.0
 	for i := 1; i < len(e.Points); i++ {
 		a, b := e.Points[i-1].Load, e.Points[i].Load
-		if a < lo || b > hi {
-			continue
+		if a < lo || b > hi || o.Integer && b-a < 2 {
+			continue // (adjacent integers: a concurrency between them there is none)
 		}
 		if g := b/a - 1; g > gap {
 			best, gap = math.Sqrt(a*b), g
@@ -214,6 +230,14 @@ func nextLoad(e Estimate, reps map[float64]int, o Options) (float64, bool) {
 	}
 	if gap <= o.Precision/2 || best == 0 {
 		return 0, false
+	}
+	if o.Integer {
+		// The integer nearest the middle that is neither end.
+		for i := 1; i < len(e.Points); i++ {
+			if a, b := e.Points[i-1].Load, e.Points[i].Load; math.Sqrt(a*b) == best {
+				return math.Min(b-1, math.Max(a+1, math.Round(best))), true
+			}
+		}
 	}
 	return best, true
 }

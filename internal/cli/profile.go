@@ -22,6 +22,12 @@ import (
 const WorkerBinEnv = run.WorkerBinEnv
 
 func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	for _, a := range args {
+		if a == "--search-recipe" || strings.HasPrefix(a, "--search-recipe=") {
+			// AIPerf's `aiperf profile --search-recipe …` is a search.
+			return runSearch(ctx, args, stdout, stderr)
+		}
+	}
 	fs := pflag.NewFlagSet("profile", pflag.ContinueOnError)
 	p := config.DefaultProfile
 	p.Bind(fs)

@@ -39,7 +39,18 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.Float64Var(&o.Precision, "search-precision", 0.05, "stop once the capacity's interval is at most this share of it")
 	fs.IntVar(&o.MaxProbes, "search-max-iterations", 25, "the most probes (AIPerf's name)")
 	fs.Float64Var(&o.Confidence, "confidence-level", 0.95, "of the capacity's interval (AIPerf's name)")
-	group("ttft-sla-ms", "itl-sla-ms", "e2e-sla-ms", "search-attainment", "search-start", "search-max", "search-step", "search-precision", "search-max-iterations", "confidence-level")
+	var by, recipe, style string
+	var cmin, cmax int
+	var fraction float64
+	fs.StringVar(&by, "search-by", "request-rate", "the load searched: request-rate (requests/s, an open loop, latencies from when each request was due) or concurrency (streams, a closed loop of whole numbers)")
+	fs.IntVar(&cmin, "concurrency-min", 1, "with --search-by concurrency: the first probe's concurrency (AIPerf's name)")
+	fs.IntVar(&cmax, "concurrency-max", 0, "with --search-by concurrency: the highest probed (0: none but the budget; AIPerf's recipes: 1000)")
+	fs.StringVar(&recipe, "search-recipe", "", "AIPerf's recipes that ask for the highest load within objectives: max-throughput-ttft-sla, max-throughput-itl-sla, max-concurrency-under-sla, max-goodput-under-slo (each a search by concurrency; `aiperf-action profile --search-recipe …` runs it too)")
+	fs.StringVar(&style, "search-style", "", "AIPerf's: smooth_isotonic or monotonic (this search is an isotonic fit with exact intervals either way)")
+	fs.Float64Var(&slo.ITLms, "tpot-sla-ms", 0, "alias of --itl-sla-ms (AIPerf's name)")
+	fs.Float64Var(&fraction, "slo-attainment-fraction", 0, "the share (0 to 1) of requests that must meet every objective (AIPerf's name; --search-attainment in percent)")
+	group("ttft-sla-ms", "itl-sla-ms", "e2e-sla-ms", "search-attainment", "search-start", "search-max", "search-step", "search-precision", "search-max-iterations", "confidence-level",
+		"search-by", "concurrency-min", "concurrency-max", "search-recipe", "search-style", "tpot-sla-ms", "slo-attainment-fraction")
 	flags, positional := config.SplitArgs(fs, args)
 	if code, ok := parseFlags(fs, flags, stdout, stderr); !ok {
 		return code
@@ -58,6 +69,56 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		p.RequestCount = 300 // (a probe of AIPerf's default 10 requests decides nothing)
 	}
 	var bad []string
+	if fs.Changed("itl-sla-ms") && fs.Changed("tpot-sla-ms") {
+		bad = append(bad, "--itl-sla-ms and --tpot-sla-ms: give one (the same objective)")
+	}
+	if fs.Changed("slo-attainment-fraction") {
+		if fs.Changed("search-attainment") {
+			bad = append(bad, "--slo-attainment-fraction and --search-attainment: give one")
+		}
+		o.Target = fraction
+	}
+	switch style {
+	case "", "smooth_isotonic", "monotonic":
+	case "bo", "optuna", "grid":
+		bad = append(bad, fmt.Sprintf("--search-style %s: AIPerf's Bayesian, Optuna and grid planners are not built here; this search (an isotonic fit with exact simultaneous intervals, replicates at the crossing) is smooth_isotonic's kind", style))
+	default:
+		bad = append(bad, fmt.Sprintf("--search-style %q: want smooth_isotonic or monotonic", style))
+	}
+	param := config.SweepRequestRate
+	switch recipe {
+	case "":
+	case "max-throughput-ttft-sla", "max-throughput-itl-sla", "max-concurrency-under-sla", "max-goodput-under-slo":
+		by = "concurrency"
+		if !fs.Changed("concurrency-max") {
+			cmax = 1000 // (AIPerf's recipes' space: concurrency 1 to 1000)
+		}
+		need := map[string]bool{"max-throughput-ttft-sla": slo.TTFTms > 0, "max-throughput-itl-sla": slo.ITLms > 0}
+		if ok, named := need[recipe]; named && !ok {
+			bad = append(bad, fmt.Sprintf("--search-recipe %s needs --%s", recipe, map[string]string{"max-throughput-ttft-sla": "ttft-sla-ms", "max-throughput-itl-sla": "itl-sla-ms (or --tpot-sla-ms)"}[recipe]))
+		}
+	case "concurrency-ramp", "prefill-ttft-curve", "decode-itl-curve", "pareto-sweep":
+		bad = append(bad, fmt.Sprintf("--search-recipe %s: AIPerf's characterization recipes (a grid and a curve fitted to it) are not built here; a sweep of --concurrency 1,2,4,… (aiperf-action profile) gives the grid", recipe))
+	default:
+		bad = append(bad, fmt.Sprintf("--search-recipe %q: want max-throughput-ttft-sla, max-throughput-itl-sla, max-concurrency-under-sla or max-goodput-under-slo", recipe))
+	}
+	switch by {
+	case "request-rate", "request_rate":
+		if fs.Changed("concurrency-min") || fs.Changed("concurrency-max") {
+			bad = append(bad, "--concurrency-min and --concurrency-max bound a search by concurrency: add --search-by concurrency")
+		}
+	case "concurrency":
+		param = config.SweepConcurrency
+		if fs.Changed("search-start") || fs.Changed("search-max") {
+			bad = append(bad, "a search by concurrency starts at --concurrency-min and ends at --concurrency-max (not --search-start, --search-max)")
+		}
+		if cmin < 1 || cmax != 0 && cmax < cmin {
+			bad = append(bad, fmt.Sprintf("--concurrency-min %d and --concurrency-max %d: want 1 ≤ min ≤ max", cmin, cmax))
+		}
+		o.Start, o.Max = float64(cmin), float64(cmax)
+	default:
+		bad = append(bad, fmt.Sprintf("--search-by %q: want request-rate or concurrency", by))
+	}
 	if slo == (run.SearchSLO{}) {
 		bad = append(bad, "give at least one objective: --ttft-sla-ms, --itl-sla-ms or --e2e-sla-ms")
 	}
@@ -78,11 +139,15 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if dir == "" {
 		dir = filepath.Join("artifacts", "search")
 	}
+	unit := "requests/s"
+	if param == config.SweepConcurrency {
+		unit = "streams"
+	}
 	o.OnProbe = func(pb capacity.Probe, e capacity.Estimate) {
-		fmt.Fprintf(stdout, "probe %2d: %8.4g requests/s (run %d): %5.1f%% of %d requests good; %s\n", probes+1, pb.Load, pb.Replicate+1, 100*pb.Attainment(), pb.N, e)
+		fmt.Fprintf(stdout, "probe %2d: %8.4g %s (run %d): %5.1f%% of %d requests good; %s\n", probes+1, pb.Load, unit, pb.Replicate+1, 100*pb.Attainment(), pb.N, e)
 		probes++
 	}
-	doc, res, err := run.Search(ctx, p, run.SearchOptions{Dir: dir, SLO: slo, Search: o,
+	doc, res, err := run.Search(ctx, p, run.SearchOptions{Dir: dir, Param: param, SLO: slo, Search: o,
 		Run:     run.Options{Cmdline: "aiperf-action search " + strings.Join(args, " "), Stderr: stderr},
 		Resumed: func(n int) { probes = n; fmt.Fprintf(stdout, "resuming: %d probes in %s\n", n, dir) }})
 	if doc == nil {
@@ -90,7 +155,14 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return ExitError
 	}
 	if len(res.Probes) > 0 {
-		fmt.Fprintf(stdout, "\n%s; stopped on %s after %d probes. %s\n", res.Estimate, res.Stopped, len(res.Probes), filepath.Join(dir, SearchFile))
+		lo, hi := o.Start, o.Max
+		if param == config.SweepRequestRate && o.Max == 0 {
+			hi = 0 // (no bound but the budget)
+		}
+		if herr := run.WriteSearchHistory(dir, doc, recipe, lo, hi); herr != nil && err == nil {
+			err = herr
+		}
+		fmt.Fprintf(stdout, "\n%s (loads in %s); stopped on %s after %d probes. %s (and AIPerf's %s)\n", res.Estimate, unit, res.Stopped, len(res.Probes), filepath.Join(dir, SearchFile), run.SearchHistoryFile)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "aiperf-action search: %v\n", err)

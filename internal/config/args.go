@@ -267,6 +267,9 @@ func init() {
 			"wandb-project", "wandb-entity", "wandb-run-name", "wandb-tags"},
 		"accuracy benchmarks are not built here":  {"accuracy-benchmark", "accuracy-tasks", "accuracy-n-shots", "accuracy-enable-cot", "accuracy-grader", "accuracy-system-prompt"},
 		"no public dataset here declares filters": {"dataset-filter"},
+		"AIPerf's characterization recipes (concurrency-ramp, prefill-ttft-curve, decode-itl-curve, pareto-sweep) and its other search planners are not built here; `aiperf-action search` (or profile --search-recipe max-concurrency-under-sla …) finds the highest load within objectives": {
+			"isl-min", "isl-max", "osl-min", "osl-max", "concurrency-steps", "degradation-threshold", "isl-osl-pairs", "error-rate-sla", "search-sla",
+			"search-space", "search-metric", "search-stat", "search-initial-points", "search-random-seed", "optuna-sampler", "optuna-acquisition"},
 		"one parameter is swept at a time here (--concurrency or --request-rate, several values), so there is no grid or zip of several": {"sweep-type"},
 		"AIPerf's YAML config is not read: the gate's config (.github/aiperf.yml, aiperf-action gate) is this tool's": {"config"},
 	} {

@@ -68,6 +68,7 @@ func (s SearchSLO) String() string {
 // SearchDoc is search.json.
 type SearchDoc struct {
 	Schema   string            `json:"schema"`
+	Param    string            `json:"param"` // what a probe's load is: request_rate (requests/s, an open loop) or concurrency (streams, a closed loop)
 	SLO      SearchSLO         `json:"slo"`
 	Target   float64           `json:"target"`
 	Key      string            `json:"key"` // what a resumed search must match: a digest of the profile and the search options
@@ -101,7 +102,10 @@ var ErrOtherSearch = errors.New("is another search's (other flags): give another
 // SearchOptions are a search's: its folder, the objectives and the
 // search's bounds; Resumed sees how many probes an earlier run left.
 type SearchOptions struct {
-	Dir     string
+	Dir string
+	// Param is the load searched: config.SweepRequestRate (the default)
+	// or config.SweepConcurrency (whole numbers, a closed loop).
+	Param   string
 	SLO     SearchSLO
 	Search  capacity.Options
 	Run     Options // each probe's (Cmdline, Stderr); KeepRecords is set
@@ -114,21 +118,27 @@ type SearchOptions struct {
 // the same profile and options in the folder is resumed.
 func Search(ctx context.Context, p config.Profile, so SearchOptions) (*SearchDoc, capacity.Result, error) {
 	dir, slo, o := so.Dir, so.SLO, so.Search
+	if so.Param == "" {
+		so.Param = config.SweepRequestRate
+	}
+	byConcurrency := so.Param == config.SweepConcurrency
+	o.Integer = o.Integer || byConcurrency
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, capacity.Result{}, fmt.Errorf("--artifact-dir: %v", err)
 	}
 	keyb, err := json.Marshal(struct {
-		P config.Profile
-		S SearchSLO
-		O capacity.Options
-	}{p, slo, o})
+		P     config.Profile
+		S     SearchSLO
+		O     capacity.Options
+		Param string
+	}{p, slo, o, so.Param})
 	if err != nil {
 		return nil, capacity.Result{}, err
 	}
 	// The key is a digest: the profile holds --api-key, --header and
 	// --otel-headers values, which search.json must not.
 	sum := sha256.Sum256(keyb)
-	doc := &SearchDoc{Schema: "aiperf-action/search/v1", SLO: slo, Target: o.Target, Key: "sha256:" + hex.EncodeToString(sum[:])}
+	doc := &SearchDoc{Schema: "aiperf-action/search/v1", Param: so.Param, SLO: slo, Target: o.Target, Key: "sha256:" + hex.EncodeToString(sum[:])}
 	var done []capacity.Probe
 	path := filepath.Join(dir, SearchFile)
 	if _, err := os.Stat(path); err == nil {
@@ -154,8 +164,14 @@ func Search(ctx context.Context, p config.Profile, so SearchOptions) (*SearchDoc
 	}
 	prober := capacity.ProberFunc(func(ctx context.Context, load float64, rep int) (capacity.Probe, error) {
 		q := p
-		q.RequestRate, q.Seed = load, baseSeed+uint64(rep) // (each replicate its seed, the same at every load)
-		q.ArtifactDir = filepath.Join(dir, fmt.Sprintf("probe-%02d-rate-%.4g-r%d", len(doc.Probes)+1, load, rep))
+		q.Seed = baseSeed + uint64(rep) // (each replicate its seed, the same at every load)
+		what := "rate"
+		if byConcurrency {
+			q.Concurrency, q.ConcurrencySet, q.RequestRate, what = int(load), true, 0, "concurrency"
+		} else {
+			q.RequestRate = load
+		}
+		q.ArtifactDir = filepath.Join(dir, fmt.Sprintf("probe-%02d-%s-%.4g-r%d", len(doc.Probes)+1, what, load, rep))
 		ro := so.Run
 		ro.KeepRecords, ro.Scenario = true, "search"
 		res, err := Profile(ctx, &q, ro)
@@ -179,7 +195,7 @@ func Search(ctx context.Context, p config.Profile, so SearchOptions) (*SearchDoc
 			}
 		}
 		if len(recs) == 0 {
-			return capacity.Probe{}, fmt.Errorf("the probe at %.4g requests/s recorded no request", load)
+			return capacity.Probe{}, fmt.Errorf("the probe at %s %.4g recorded no request", so.Param, load)
 		}
 		pb := capacity.Probe{Load: load, N: len(recs), Good: good, Replicate: rep, Seed: q.Seed, Effective: capacity.EffectiveN(flags, 10)}
 		doc.Probes = append(doc.Probes, SearchProbe{Probe: pb, Dir: filepath.Base(q.ArtifactDir)})
