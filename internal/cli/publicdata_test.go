@@ -20,7 +20,7 @@ import (
 func TestPublicDatasetsFromTheHub(t *testing.T) {
 	_, url := startSim(t, time.Millisecond, 200*time.Microsecond)
 	h := hubtest.New()
-	hfdatatest.AddPublic(t, h, "spec_al_gsm8k", "spec_al_mtbench", "mmstar", "blazedit_5k")
+	hfdatatest.AddPublic(t, h, "spec_al_gsm8k", "spec_al_mtbench", "mmstar", "blazedit_5k", "vision_arena")
 	t.Setenv("HF_ENDPOINT", h.URL)
 	t.Setenv("HF_HUB_CACHE", t.TempDir())
 	t.Setenv("AIPERF_CACHE", t.TempDir())
@@ -41,6 +41,7 @@ func TestPublicDatasetsFromTheHub(t *testing.T) {
 		{"spec_al_mtbench", []string{"--request-count", "3"}, 3, []string{"Write a haiku.", "Now make it rhyme.", "Explain TCP."}},
 		{"mmstar", []string{"--request-count", "2"}, 2, []string{"What colour is it?", "data:image/png;base64,"}},
 		{"blazedit_5k", []string{"--request-count", "2", "--output-tokens-mean", "16"}, 2, []string{"Rename f to g.", `"max_tokens": 16`}},
+		{"vision_arena", []string{"--request-count", "2"}, 2, []string{"What is in this picture?", "Read the sign.", "data:image/png;base64,"}},
 	} {
 		dir, res := run(c.name, c.extra...)
 		r, err := result.Read(dir)

@@ -22,7 +22,11 @@ type Public struct {
 	// from several columns ({column} is the column's text).
 	Prompt, Template string
 	Turns            bool
-	Image            string // a column of an image (the hub's {bytes, path}, or a URL)
+	Image            string // a column of an image (the hub's {bytes, path}, a list of them, or a URL)
+	// Conversation is a column of messages (AIPerf's hf_conversation):
+	// the first user's (or human's) message is the prompt, its text at
+	// ContentKey, "<image>" placeholders taken out.
+	Conversation, ContentKey string
 }
 
 // Catalog is AIPerf 0.11's public datasets that are rows of text (and an
@@ -42,6 +46,8 @@ var Catalog = map[string]Public{
 	"blazedit_5k":       {Repo: "vdaita/edit_5k_char", Split: "train", Prompt: "change_request"},
 	"blazedit_10k":      {Repo: "vdaita/edit_10k_char", Split: "train", Prompt: "change_request"},
 	"mmstar":            {Repo: "Lin-Chen/MMStar", Split: "val", Prompt: "question", Image: "image"},
+	"vision_arena":      {Repo: "lmarena-ai/VisionArena-Chat", Split: "train", Conversation: "conversation", ContentKey: "content", Image: "images"},
+	"llava_onevision":   {Repo: "lmms-lab/LLaVA-OneVision-Data", Subset: "sharegpt4o", Split: "train", Conversation: "conversations", ContentKey: "value", Image: "image"},
 }
 
 // Refused are AIPerf's other public datasets, each with why it is not
@@ -49,8 +55,6 @@ var Catalog = map[string]Public{
 var Refused = map[string]string{
 	"spec_bench":      "its question.jsonl is on GitHub, not the hub, and is not fetched here: download it and give --input-file question.jsonl --custom-dataset-type multi_turn after turning each line's \"turns\" into {\"text\": …} turns",
 	"mmvu":            "its rows point at videos by URL, which are not fetched here",
-	"vision_arena":    "its conversations with images (AIPerf's hf_conversation loader) are not read here yet",
-	"llava_onevision": "its conversations with images (AIPerf's hf_conversation loader) are not read here yet",
 	"exgentic":        "an agentic trace, not rows of prompts: not read here",
 	"exgentic_v2":     "an agentic trace, not rows of prompts: not read here",
 	"weka_hf":         "a Weka trace on the hub: download it and give --input-file with --custom-dataset-type weka_trace",

@@ -2,6 +2,7 @@ package hfdata
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -111,10 +112,7 @@ func Fetch(ctx context.Context, c hub.Config, name, subset string) (Fetched, err
 		}
 	}
 	if out.Rows == 0 {
-		col := spec.Prompt
-		if spec.Template != "" {
-			col = spec.Template
-		}
+		col := cmp.Or(spec.Conversation, spec.Template, spec.Prompt)
 		return Fetched{}, fmt.Errorf("%s: no row of %s has a prompt in %q", name, strings.Join(files, ", "), col)
 	}
 	if err := w.Flush(); err != nil {
@@ -159,7 +157,9 @@ func (p Public) line(row map[string]any, session string) (any, bool, error) {
 		return map[string]any{"session_id": session, "turns": turns}, true, nil
 	}
 	var prompt string
-	if p.Template != "" {
+	if p.Conversation != "" {
+		prompt = firstUserMessage(row[p.Conversation], p.ContentKey)
+	} else if p.Template != "" {
 		prompt = templateField.ReplaceAllStringFunc(p.Template, func(m string) string { return text(row[m[1:len(m)-1]]) })
 		if strings.TrimSpace(templateField.ReplaceAllString(p.Template, "")) == strings.TrimSpace(prompt) {
 			prompt = "" // every column empty
@@ -183,14 +183,57 @@ func (p Public) line(row map[string]any, session string) (any, bool, error) {
 	return line, true, nil
 }
 
+// firstUserMessage is the text of a conversation's first user (or
+// human) message, or of its first message when none says its role, as
+// AIPerf's hf_conversation reads it: a message wrapped in a list of its
+// own (VisionArena's) is unwrapped, and "<image>" placeholders (LLaVA's)
+// are taken out.
+func firstUserMessage(v any, key string) string {
+	msgs, _ := v.([]any)
+	var norm []map[string]any
+	for _, item := range msgs {
+		if l, ok := item.([]any); ok && len(l) > 0 {
+			item = l[0]
+		}
+		if m, ok := item.(map[string]any); ok && len(m) > 0 {
+			norm = append(norm, m)
+		}
+	}
+	text := func(m map[string]any) string {
+		s, _ := m[key].(string)
+		return strings.TrimSpace(strings.ReplaceAll(s, "<image>", ""))
+	}
+	for _, m := range norm {
+		role, _ := m["role"].(string)
+		if role == "" {
+			role, _ = m["from"].(string)
+		}
+		if r := strings.ToLower(role); r == "user" || r == "human" {
+			return text(m)
+		}
+	}
+	if len(norm) > 0 {
+		return text(norm[0])
+	}
+	return ""
+}
+
 // imageOf is an image cell as a URL: the hub's {bytes, path} as a data
-// URL of its sniffed type, or a URL as it is.
+// URL of its sniffed type (the first of a list of them), or a URL as it
+// is.
 func imageOf(v any) (string, error) {
 	switch x := v.(type) {
 	case nil:
 		return "", nil
 	case string:
 		return x, nil
+	case []any:
+		for _, item := range x {
+			if s, err := imageOf(item); err != nil || s != "" {
+				return s, err
+			}
+		}
+		return "", nil
 	case map[string]any:
 		var b []byte
 		switch y := x["bytes"].(type) {

@@ -97,7 +97,7 @@ func TestRows(t *testing.T) {
 // gone and HF_HUB_OFFLINE set, the cache serves it.
 func TestFetch(t *testing.T) {
 	h := hubtest.New()
-	hfdatatest.AddPublic(t, h, "spec_al_gsm8k", "spec_al_mtbench", "mmstar", "blazedit_5k")
+	hfdatatest.AddPublic(t, h, "spec_al_gsm8k", "spec_al_mtbench", "mmstar", "blazedit_5k", "vision_arena", "llava_onevision")
 	cache := t.TempDir()
 	t.Setenv("AIPERF_CACHE", t.TempDir())
 	c := hub.Config{Endpoint: h.URL, CacheDir: cache}
@@ -144,6 +144,14 @@ func TestFetch(t *testing.T) {
 	f, err = hfdata.Fetch(ctx, c, "mmstar", "")
 	if rows := read(f); err != nil || len(rows) != 2 || !strings.HasPrefix(rows[0]["image"].(string), "data:image/png;base64,") || rows[0]["text"] != "What colour is it?" {
 		t.Errorf("mmstar: %v %v", err, rows)
+	}
+	f, err = hfdata.Fetch(ctx, c, "vision_arena", "")
+	if rows := read(f); err != nil || len(rows) != 2 || rows[0]["text"] != "What is in this picture?" || !strings.HasPrefix(rows[1]["image"].(string), "data:image/png;base64,") {
+		t.Errorf("vision_arena: %v %v", err, rows)
+	}
+	f, err = hfdata.Fetch(ctx, c, "llava_onevision", "")
+	if rows := read(f); err != nil || len(rows) != 1 || rows[0]["text"] != "Describe the chart." || rows[0]["image"] == nil {
+		t.Errorf("llava_onevision: %v %v", err, rows)
 	}
 	f, err = hfdata.Fetch(ctx, c, "blazedit_5k", "")
 	if rows := read(f); err != nil || len(rows) != 2 || rows[0]["text"] != "Rename f to g." {

@@ -117,6 +117,32 @@ func AddPublic(t testing.TB, h *hubtest.Hub, names ...string) {
 						Problem string `parquet:"problem"`
 					}{{"a test problem"}})}}
 			}
+		case "vision_arena":
+			type msg struct {
+				Content string `parquet:"content"`
+				Role    string `parquet:"role"`
+			}
+			type row struct {
+				Conversation [][]msg    `parquet:"conversation,list"`
+				Images       []HubImage `parquet:"images,list"`
+			}
+			files = map[string]hubtest.File{"data/train-00000-of-00001.parquet": {Data: Parquet(t, []row{
+				{[][]msg{{{"What is in this picture?", "user"}}, {{"A cat.", "assistant"}}}, []HubImage{{img, "a.png"}}},
+				{[][]msg{{{"Read the sign.", "user"}}}, []HubImage{{img, "b.png"}}},
+			})}}
+		case "llava_onevision":
+			type msg struct {
+				From  string `parquet:"from"`
+				Value string `parquet:"value"`
+			}
+			type row struct {
+				ID            string   `parquet:"id"`
+				Conversations []msg    `parquet:"conversations,list"`
+				Image         HubImage `parquet:"image"`
+			}
+			rows := []row{{"1", []msg{{"human", "<image>\nDescribe the chart."}, {"gpt", "It rises."}}, HubImage{img, "c.png"}}}
+			files = map[string]hubtest.File{"sharegpt4o/train-00000-of-00001.parquet": {Data: Parquet(t, rows)},
+				"other/train-00000-of-00001.parquet": {Data: Parquet(t, []row{{"2", []msg{{"human", "not this subset"}}, HubImage{img, "d.png"}}})}}
 		default:
 			t.Fatalf("no stand-in for %s", n)
 		}
