@@ -135,6 +135,9 @@ type Estimate struct {
 	// Cliff, when the attainment falls by half or more between two
 	// adjacent loads around the crossing: the load interval it falls in.
 	Cliff *Cliff `json:"cliff,omitempty"`
+	// Unit is what a load counts ("" is requests/s; "streams" for a
+	// search by concurrency).
+	Unit string `json:"unit,omitempty"`
 }
 
 // A Cliff is a steep fall of attainment between two adjacent loads.

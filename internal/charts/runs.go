@@ -1,6 +1,7 @@
 package charts
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"sort"
@@ -89,7 +90,7 @@ func Attainment(e capacity.Estimate, o Options) (*Chart, error) {
 	if len(e.Points) == 0 {
 		return c, errors.New("no probe")
 	}
-	c.Plot = newPlot(c.Title, "load (requests/s, log scale)", "share of requests meeting every objective", o)
+	c.Plot = newPlot(c.Title, "load ("+cmp.Or(e.Unit, "requests/s")+", log scale)", "share of requests meeting every objective", o)
 	c.Plot.X.Scale, c.Plot.X.Tick.Marker = plot.LogScale{}, logTicks{}
 	pts := make(plotter.XYs, len(e.Points))
 	fit := make(plotter.XYs, len(e.Points))

@@ -202,6 +202,9 @@ func Search(ctx context.Context, p config.Profile, so SearchOptions) (*SearchDoc
 		return pb, save()
 	})
 	res, err := capacity.Search(ctx, prober, o, done)
+	if byConcurrency {
+		res.Estimate.Unit = "streams"
+	}
 	doc.Estimate, doc.Stopped = res.Estimate, res.Stopped
 	if len(doc.Probes) > 0 {
 		if serr := save(); serr != nil && err == nil {
