@@ -71,7 +71,7 @@ func TestSageMakerCaptureReplay(t *testing.T) {
 		t.Errorf("a capture without messages: exit %d %s", res.code, res.stderr)
 	}
 	res = runCLI(t, time.Minute, "profile", "-m", "x", "-u", url, "--input-file", bad, "--custom-dataset-type", "dag_jsonl", "--artifact-dir", t.TempDir())
-	if res.code != ExitError || !strings.Contains(res.stderr, "--custom-dataset-type dag_jsonl: AIPerf's DAG sessions") {
-		t.Errorf("dag_jsonl: exit %d %s", res.code, res.stderr)
+	if res.code != ExitError || !strings.Contains(res.stderr, `bad.jsonl:1: the conversation: unknown key "captureData"`) {
+		t.Errorf("a capture read as dag_jsonl: exit %d %s", res.code, res.stderr)
 	}
 }

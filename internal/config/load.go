@@ -119,9 +119,7 @@ func (p *Profile) checkDataset(bad badf) {
 		if p.SystemPrompt != "" {
 			bad("--system-prompt with --custom-dataset-type sagemaker_data_capture: its captured messages are sent as they are")
 		}
-	case p.CustomDatasetType == "dag_jsonl":
-		bad("--custom-dataset-type dag_jsonl: AIPerf's DAG sessions (forks, spawns, orchestrator rounds) need a scheduler of branches that is not built here; multi_turn files replay linear sessions")
-	case p.CustomDatasetType == "" || p.Trace() || p.CustomDatasetType == SingleTurn || p.CustomDatasetType == MultiTurnFile || p.CustomDatasetType == WekaTrace:
+	case p.CustomDatasetType == "" || p.Trace() || p.CustomDatasetType == SingleTurn || p.CustomDatasetType == MultiTurnFile || p.CustomDatasetType == WekaTrace || p.CustomDatasetType == DagJSONL:
 	case p.CustomDatasetType == RawPayload || p.CustomDatasetType == InputsJSON:
 		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() {
 			bad("--custom-dataset-type raw_payload: a folder (AIPerf's multi-turn payloads) is not supported yet: give one JSONL file of request bodies")
@@ -140,9 +138,9 @@ func (p *Profile) checkDataset(bad badf) {
 			bad("--custom-dataset-type random_pool draws its lines at random: it has no schedule to replay (leave out --fixed-schedule)")
 		}
 	case slices.Contains(aiperfDatasetTypes, p.CustomDatasetType):
-		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, sagemaker_data_capture, raw_payload, inputs_json, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
+		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, sagemaker_data_capture, raw_payload, inputs_json, dag_jsonl (its linear conversations), and JSONL of text or input_length without the flag)", p.CustomDatasetType)
 	default:
-		bad("--custom-dataset-type %q: want single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, sagemaker_data_capture, raw_payload or inputs_json", p.CustomDatasetType)
+		bad("--custom-dataset-type %q: want single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, sagemaker_data_capture, raw_payload, inputs_json or dag_jsonl", p.CustomDatasetType)
 	}
 	if p.CustomDatasetType != "" && p.InputFile == "" {
 		bad("--custom-dataset-type %s needs --input-file", p.CustomDatasetType)
@@ -219,11 +217,11 @@ func (p *Profile) checkSessions(bad badf) {
 			bad("--request-rate with --user-centric-rate: the users' rate is the rate (leave out --request-rate)")
 		case p.RequestRate > 0 && !p.ConcurrencySet:
 			bad("multi-turn sessions with --request-rate need --concurrency here: AIPerf's conversation-centric mode (sessions start at the rate, each holds one of --concurrency slots for all its turns, delays kept); its rate-centric mode without --concurrency (every turn on the rate, delays ignored) is not supported yet")
-		case p.InputFile != "" && p.DatasetKind() != MultiTurnFile && !weka:
+		case p.InputFile != "" && p.DatasetKind() != MultiTurnFile && p.CustomDatasetType != DagJSONL && !weka:
 			bad("multi-turn sessions from --input-file need --custom-dataset-type multi_turn (the --conversation-* flags make synthetic ones)")
-		case (p.DatasetKind() == MultiTurnFile || weka) && (p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.ConversationTurnStddev > 0 || p.UserCentricRate > 0):
+		case (p.DatasetKind() == MultiTurnFile || p.CustomDatasetType == DagJSONL || weka) && (p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.ConversationTurnStddev > 0 || p.UserCentricRate > 0):
 			bad("%s takes its conversations and turns from the file: leave out --conversation-num, --conversation-turn-mean/-stddev and --user-centric-rate", p.datasetFlag())
-		case (p.DatasetKind() == MultiTurnFile || weka) && p.DatasetSampling != "" && p.DatasetSampling != SamplingSequential:
+		case (p.DatasetKind() == MultiTurnFile || p.CustomDatasetType == DagJSONL || weka) && p.DatasetSampling != "" && p.DatasetSampling != SamplingSequential:
 			bad("%s runs its conversations in file order: --dataset-sampling-strategy %s is not supported with it yet", p.datasetFlag(), p.DatasetSampling)
 		}
 		for _, v := range []float64{p.ConversationTurnMean, p.ConversationTurnStddev, p.TurnDelayMean, p.TurnDelayStddev, p.TurnDelayRatio} {

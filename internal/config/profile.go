@@ -335,7 +335,7 @@ func (p *Profile) Trace() bool {
 // MultiTurn reports whether the profile sends synthetic multi-turn
 // sessions (--conversation-num, or more than one turn a conversation).
 func (p *Profile) MultiTurn() bool {
-	return p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.CustomDatasetType == MultiTurnFile || p.CustomDatasetType == WekaTrace || p.UserCentricRate > 0 ||
+	return p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.CustomDatasetType == MultiTurnFile || p.CustomDatasetType == WekaTrace || p.CustomDatasetType == DagJSONL || p.UserCentricRate > 0 ||
 		hfdata.Catalog[p.PublicDataset].Turns
 }
 
@@ -398,6 +398,7 @@ const (
 	BurstGPTTrace = dataset.BurstGPTTrace
 	SingleTurn    = dataset.SingleTurn
 	MultiTurnFile = dataset.MultiTurn
+	DagJSONL      = dataset.DagJSONL
 	RandomPool    = dataset.RandomPool
 	WekaTrace     = dataset.WekaTrace
 	RawPayload    = dataset.RawPayload
@@ -418,7 +419,7 @@ const (
 // aiperfDatasetTypes are AIPerf's other --custom-dataset-type values: a
 // user who gives one gets told it is AIPerf's and not supported here yet,
 // never that it is unknown.
-var aiperfDatasetTypes = []string{"sharegpt", "dag_jsonl"}
+var aiperfDatasetTypes = []string{"sharegpt"}
 
 // Ceiling is the in-flight limit: the concurrency in a closed loop, in an
 // open loop only when --concurrency was given (0: none).

@@ -83,6 +83,7 @@ var Kinds = []Kind{
 	{Name: InputsJSON, Open: lines(func(path string, o Options) (*Index, error) { return indexInputsJSON(path, o.Tokenizer, o.Streaming) })},
 	{Name: SageMakerDataCapture, Open: lines(indexSageMaker)},
 	{Name: ShareGPT, Open: lines(func(path string, o Options) (*Index, error) { return indexShareGPT(path, o.Tokenizer, o.Words) })},
+	{Name: DagJSONL, Open: sessions(func(path string, o Options) (*Sessions, error) { return indexDag(path, o.Tokenizer, o.Model) })},
 }
 
 // LookupKind is the kind named name.
