@@ -186,3 +186,17 @@ func FuzzSessions(f *testing.F) {
 		}
 	})
 }
+
+// A dag_jsonl line never panics the reader: it is a conversation replayed
+// or an error naming its line.
+func FuzzDag(f *testing.F) {
+	f.Add([]byte(`{"session_id": "a", "turns": [{"messages": [{"role": "system", "content": "s"}, {"role": "system", "content": "t"}, {"role": "user", "content": [{"type": "text", "text": "u"}]}], "max_tokens": 3, "delay": 5, "extra": {"k": 1}}]}`))
+	f.Add([]byte(`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "spawns": [{"children": ["b"]}]}]}`))
+	f.Add([]byte(`{"session_id": "", "turns": null, "context_mode": null}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out, err := dagLine(b, "m")
+		if err == nil && (out == nil || len(out.Turns) == 0 || out.SessionID == "") {
+			t.Fatalf("no error and no conversation: %+v", out)
+		}
+	})
+}
