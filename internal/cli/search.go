@@ -64,73 +64,11 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !fs.Changed("url") {
 		p.URL = config.DefaultURL
 	}
-	o.Target = targetPct / 100
 	if !fs.Changed("request-count") && !fs.Changed("num-requests") {
 		p.RequestCount = 300 // (a probe of AIPerf's default 10 requests decides nothing)
 	}
-	var bad []string
-	if fs.Changed("itl-sla-ms") && fs.Changed("tpot-sla-ms") {
-		bad = append(bad, "--itl-sla-ms and --tpot-sla-ms: give one (the same objective)")
-	}
-	if fs.Changed("slo-attainment-fraction") {
-		if fs.Changed("search-attainment") {
-			bad = append(bad, "--slo-attainment-fraction and --search-attainment: give one")
-		}
-		o.Target = fraction
-	}
-	switch style {
-	case "", "smooth_isotonic", "monotonic":
-	case "bo", "optuna", "grid":
-		bad = append(bad, fmt.Sprintf("--search-style %s: AIPerf's Bayesian, Optuna and grid planners are not built here; this search (an isotonic fit with exact simultaneous intervals, replicates at the crossing) is smooth_isotonic's kind", style))
-	default:
-		bad = append(bad, fmt.Sprintf("--search-style %q: want smooth_isotonic or monotonic", style))
-	}
-	param := config.SweepRequestRate
-	switch recipe {
-	case "":
-	case "max-throughput-ttft-sla", "max-throughput-itl-sla", "max-concurrency-under-sla", "max-goodput-under-slo":
-		by = "concurrency"
-		if !fs.Changed("concurrency-max") {
-			cmax = 1000 // (AIPerf's recipes' space: concurrency 1 to 1000)
-		}
-		need := map[string]bool{"max-throughput-ttft-sla": slo.TTFTms > 0, "max-throughput-itl-sla": slo.ITLms > 0}
-		if ok, named := need[recipe]; named && !ok {
-			bad = append(bad, fmt.Sprintf("--search-recipe %s needs --%s", recipe, map[string]string{"max-throughput-ttft-sla": "ttft-sla-ms", "max-throughput-itl-sla": "itl-sla-ms (or --tpot-sla-ms)"}[recipe]))
-		}
-	case "concurrency-ramp", "prefill-ttft-curve", "decode-itl-curve", "pareto-sweep":
-		bad = append(bad, fmt.Sprintf("--search-recipe %s: AIPerf's characterization recipes (a grid and a curve fitted to it) are not built here; a sweep of --concurrency 1,2,4,… (aiperf-action profile) gives the grid", recipe))
-	default:
-		bad = append(bad, fmt.Sprintf("--search-recipe %q: want max-throughput-ttft-sla, max-throughput-itl-sla, max-concurrency-under-sla or max-goodput-under-slo", recipe))
-	}
-	switch by {
-	case "request-rate", "request_rate":
-		if fs.Changed("concurrency-min") || fs.Changed("concurrency-max") {
-			bad = append(bad, "--concurrency-min and --concurrency-max bound a search by concurrency: add --search-by concurrency")
-		}
-	case "concurrency":
-		param = config.SweepConcurrency
-		if fs.Changed("search-start") || fs.Changed("search-max") {
-			bad = append(bad, "a search by concurrency starts at --concurrency-min and ends at --concurrency-max (not --search-start, --search-max)")
-		}
-		if cmin < 1 || cmax != 0 && cmax < cmin {
-			bad = append(bad, fmt.Sprintf("--concurrency-min %d and --concurrency-max %d: want 1 ≤ min ≤ max", cmin, cmax))
-		}
-		o.Start, o.Max = float64(cmin), float64(cmax)
-	default:
-		bad = append(bad, fmt.Sprintf("--search-by %q: want request-rate or concurrency", by))
-	}
-	if slo == (run.SearchSLO{}) {
-		bad = append(bad, "give at least one objective: --ttft-sla-ms, --itl-sla-ms or --e2e-sla-ms")
-	}
-	if (slo.TTFTms > 0 || slo.ITLms > 0) && !p.Streaming {
-		bad = append(bad, "--ttft-sla-ms and --itl-sla-ms need --streaming (a first token is only seen in a stream)")
-	}
-	if !(o.Target > 0 && o.Target < 1) {
-		bad = append(bad, fmt.Sprintf("--search-attainment %g: want a percentage strictly between 0 and 100", targetPct))
-	}
-	if fs.Changed("request-rate") || fs.Changed("concurrency") || fs.Changed("benchmark-duration") || fs.Changed("fixed-schedule") || p.InputFile != "" && p.Trace() {
-		bad = append(bad, "the search sets each probe's --request-rate (an open loop of --request-count requests): leave out --request-rate, --concurrency, --benchmark-duration and traces")
-	}
+	param, o, bad := run.SearchAsked{SLO: slo, Search: o, TargetPct: targetPct, Fraction: fraction, By: by, Recipe: recipe, Style: style,
+		ConcurrencyMin: cmin, ConcurrencyMax: cmax, Streaming: p.Streaming, Trace: p.InputFile != "" && p.Trace(), Set: fs.Changed}.Plan()
 	if len(bad) > 0 {
 		fmt.Fprintf(stderr, "aiperf-action search: %s\n", strings.Join(bad, "; "))
 		return ExitError
@@ -147,7 +85,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stdout, "probe %2d: %8.4g %s (run %d): %5.1f%% of %d requests good; %s\n", probes+1, pb.Load, unit, pb.Replicate+1, 100*pb.Attainment(), pb.N, e)
 		probes++
 	}
-	doc, res, err := run.Search(ctx, p, run.SearchOptions{Dir: dir, Param: param, SLO: slo, Search: o,
+	doc, res, err := run.Search(ctx, p, run.SearchOptions{Dir: dir, Param: param, SLO: slo, Search: o, Recipe: recipe,
 		Run:     run.Options{Cmdline: "aiperf-action search " + strings.Join(args, " "), Stderr: stderr},
 		Resumed: func(n int) { probes = n; fmt.Fprintf(stdout, "resuming: %d probes in %s\n", n, dir) }})
 	if doc == nil {
@@ -155,13 +93,6 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return ExitError
 	}
 	if len(res.Probes) > 0 {
-		lo, hi := o.Start, o.Max
-		if param == config.SweepRequestRate && o.Max == 0 {
-			hi = 0 // (no bound but the budget)
-		}
-		if herr := run.WriteSearchHistory(dir, doc, recipe, lo, hi); herr != nil && err == nil {
-			err = herr
-		}
 		fmt.Fprintf(stdout, "\n%s (loads in %s); stopped on %s after %d probes. %s (and AIPerf's %s)\n", res.Estimate, unit, res.Stopped, len(res.Probes), filepath.Join(dir, SearchFile), run.SearchHistoryFile)
 	}
 	if err != nil {

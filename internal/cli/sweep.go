@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -32,37 +31,7 @@ func (s *sweepFlags) bind(fs *pflag.FlagSet) {
 }
 
 func (s *sweepFlags) check(fs *pflag.FlagSet, p *config.Profile) error {
-	sweeping := p.Sweep != nil
-	for _, n := range []string{"parameter-sweep-mode", "parameter-sweep-same-seed", "parameter-sweep-cooldown-seconds"} {
-		if fs.Changed(n) && !sweeping {
-			return fmt.Errorf("--%s applies to a sweep: give --concurrency or --request-rate several values (10,20,30)", n)
-		}
-	}
-	switch {
-	case s.mode != run.SweepRepeated && s.mode != run.SweepIndependent:
-		return fmt.Errorf("--parameter-sweep-mode %q: want repeated or independent", s.mode)
-	case s.cooldown < 0:
-		return fmt.Errorf("--parameter-sweep-cooldown-seconds %g: must not be negative", s.cooldown)
-	case s.sameSeed && !fs.Changed("random-seed"):
-		return fmt.Errorf("--parameter-sweep-same-seed needs --random-seed (the seed every value takes)")
-	}
-	if sweeping {
-		seen := map[float64]bool{}
-		for _, x := range p.Sweep.Values {
-			if x <= 0 || seen[x] {
-				return fmt.Errorf("--%s %v: a sweep's values are each positive and given once", strings.ReplaceAll(p.Sweep.Param, "_", "-"), p.Sweep.Values)
-			}
-			seen[x] = true
-		}
-		// Each value's profile is checked now, before any load.
-		for i := range p.Sweep.Values {
-			q := p.At(i)
-			if err := q.Validate(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return run.CheckSweep(p, run.SweepOptions{Mode: s.mode, SameSeed: s.sameSeed, Cooldown: s.cooldown}, fs.Changed)
 }
 
 // executeSweep runs every value of the sweep (run.ProfileSweep) and

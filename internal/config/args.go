@@ -271,7 +271,7 @@ func init() {
 			"isl-min", "isl-max", "osl-min", "osl-max", "concurrency-steps", "degradation-threshold", "isl-osl-pairs", "error-rate-sla", "search-sla",
 			"search-space", "search-metric", "search-stat", "search-initial-points", "search-random-seed", "optuna-sampler", "optuna-acquisition"},
 		"one parameter is swept at a time here (--concurrency or --request-rate, several values), so there is no grid or zip of several": {"sweep-type"},
-		"AIPerf's YAML config is not read: the gate's config (.github/aiperf.yml, aiperf-action gate) is this tool's": {"config"},
+		"AIPerf's YAML config is not read: the gate's config (.github/aiperf.yml, aiperf-action gate) is this tool's":                    {"config"},
 	} {
 		for _, n := range names {
 			aiperfRefused[n] = reason

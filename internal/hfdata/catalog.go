@@ -53,11 +53,11 @@ var Catalog = map[string]Public{
 // Refused are AIPerf's other public datasets, each with why it is not
 // read here.
 var Refused = map[string]string{
-	"spec_bench":      "its question.jsonl is on GitHub, not the hub, and is not fetched here: download it and give --input-file question.jsonl --custom-dataset-type multi_turn after turning each line's \"turns\" into {\"text\": …} turns",
-	"mmvu":            "its rows point at videos by URL, which are not fetched here",
-	"exgentic":        "an agentic trace, not rows of prompts: not read here",
-	"exgentic_v2":     "an agentic trace, not rows of prompts: not read here",
-	"weka_hf":         "a Weka trace on the hub: download it and give --input-file with --custom-dataset-type weka_trace",
+	"spec_bench":  "its question.jsonl is on GitHub, not the hub, and is not fetched here: download it and give --input-file question.jsonl --custom-dataset-type multi_turn after turning each line's \"turns\" into {\"text\": …} turns",
+	"mmvu":        "its rows point at videos by URL, which are not fetched here",
+	"exgentic":    "an agentic trace, not rows of prompts: not read here",
+	"exgentic_v2": "an agentic trace, not rows of prompts: not read here",
+	"weka_hf":     "a Weka trace on the hub: download it and give --input-file with --custom-dataset-type weka_trace",
 }
 
 func init() {

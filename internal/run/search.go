@@ -105,7 +105,10 @@ type SearchOptions struct {
 	Dir string
 	// Param is the load searched: config.SweepRequestRate (the default)
 	// or config.SweepConcurrency (whole numbers, a closed loop).
-	Param   string
+	Param string
+	// Recipe is AIPerf's --search-recipe that asked for it (""), for
+	// search_history.json.
+	Recipe  string
 	SLO     SearchSLO
 	Search  capacity.Options
 	Run     Options // each probe's (Cmdline, Stderr); KeepRecords is set
@@ -209,6 +212,9 @@ func Search(ctx context.Context, p config.Profile, so SearchOptions) (*SearchDoc
 	if len(doc.Probes) > 0 {
 		if serr := save(); serr != nil && err == nil {
 			err = serr
+		}
+		if herr := WriteSearchHistory(dir, doc, so.Recipe, o.Start, o.Max); herr != nil && err == nil {
+			err = herr
 		}
 	}
 	return doc, res, err

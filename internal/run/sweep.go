@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
@@ -350,4 +351,42 @@ func (res *SweepResult) csv() []byte {
 	}
 	w.Flush()
 	return buf.Bytes()
+}
+
+// CheckSweep checks a sweep's flags and each value's profile, before any
+// load: the sweep flags only with a sweep, a known mode, no negative
+// cooldown, one seed only with --random-seed (set says whether a flag was
+// given), and each value positive and given once.
+func CheckSweep(p *config.Profile, so SweepOptions, set func(flag string) bool) error {
+	sweeping := p.Sweep != nil
+	for _, n := range []string{"parameter-sweep-mode", "parameter-sweep-same-seed", "parameter-sweep-cooldown-seconds"} {
+		if set(n) && !sweeping {
+			return fmt.Errorf("--%s applies to a sweep: give --concurrency or --request-rate several values (10,20,30)", n)
+		}
+	}
+	switch {
+	case so.Mode != SweepRepeated && so.Mode != SweepIndependent:
+		return fmt.Errorf("--parameter-sweep-mode %q: want repeated or independent", so.Mode)
+	case so.Cooldown < 0:
+		return fmt.Errorf("--parameter-sweep-cooldown-seconds %g: must not be negative", so.Cooldown)
+	case so.SameSeed && !set("random-seed"):
+		return fmt.Errorf("--parameter-sweep-same-seed needs --random-seed (the seed every value takes)")
+	}
+	if !sweeping {
+		return nil
+	}
+	seen := map[float64]bool{}
+	for _, x := range p.Sweep.Values {
+		if x <= 0 || seen[x] {
+			return fmt.Errorf("--%s %v: a sweep's values are each positive and given once", strings.ReplaceAll(p.Sweep.Param, "_", "-"), p.Sweep.Values)
+		}
+		seen[x] = true
+	}
+	for i := range p.Sweep.Values {
+		q := p.At(i)
+		if err := q.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
