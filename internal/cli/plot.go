@@ -12,10 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/aiperf-action/aiperf-action/internal/charts"
-	"github.com/aiperf-action/aiperf-action/internal/gate"
-	"github.com/aiperf-action/aiperf-action/internal/judge"
 	"github.com/aiperf-action/aiperf-action/internal/report"
-	"github.com/aiperf-action/aiperf-action/internal/result"
 )
 
 // chartFlags are plot's and report's drawing flags.
@@ -106,61 +103,15 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(err)
 	}
-	in := report.HTMLInput{Title: title, Options: o, Version: Version}
-	if (len(baseline) > 0) != (len(candidate) > 0) {
-		return fail(errors.New("--baseline and --candidate go together"))
-	}
-	if len(baseline) > 0 {
-		st, err := judge.Default.Parse()
-		if err != nil {
-			return fail(err)
-		}
-		base, err := judge.Load("--baseline", baseline)
-		if err != nil {
-			return fail(err)
-		}
-		cand, err := judge.Load("--candidate", candidate)
-		if err != nil {
-			return fail(err)
-		}
-		if in.Comparison, err = judge.Compare(st, base, cand); err != nil {
-			return fail(err)
-		}
-		if in.Baseline, _, _, err = report.LoadRuns(baseline); err != nil {
-			return fail(err)
-		}
-		if in.Candidate, _, _, err = report.LoadRuns(candidate); err != nil {
-			return fail(err)
-		}
-	}
-	if args := fs.Args(); len(args) == 1 && len(baseline) == 0 {
-		// A gate's results folder: its comparison.json and its runs.
-		if _, err := os.Stat(filepath.Join(args[0], gate.ArtifactFile)); err == nil {
-			_, rep, err := gate.ReadArtifact(filepath.Join(args[0], gate.ArtifactFile))
-			if err != nil {
-				return fail(err)
-			}
-			b, err := report.GateHTML(rep, args[0], Version)
-			if err != nil {
-				return fail(err)
-			}
-			if err := result.WriteFileAtomic(out, b); err != nil {
-				return fail(fmt.Errorf("%s: %v", out, err))
-			}
-			fmt.Fprintf(stdout, "wrote %s (%d bytes, %.1f s) from %s: open it in a browser, offline\n", out, len(b), time.Since(start).Seconds(), filepath.Join(args[0], gate.ArtifactFile))
-			return ExitOK
-		}
-	}
-	if in.Runs, in.Search, in.SearchNote, err = report.LoadRuns(fs.Args()); err != nil {
+	from, err := report.WritePage(out, report.PageInput{Paths: fs.Args(), Baseline: baseline, Candidate: candidate, Title: title, Version: Version, Options: o})
+	if err != nil {
 		return fail(err)
 	}
-	if in.Comparison == nil && len(in.Runs) == 0 && in.Search == nil {
-		return fail(errors.New("give run folders, a search folder, or --baseline and --candidate runs"))
-	}
-	if err := result.WriteAtomicFunc(out, func(w io.Writer) error { return report.HTML(w, in) }); err != nil {
-		return fail(fmt.Errorf("%s: %v", out, err))
-	}
 	st, _ := os.Stat(out)
+	if from != "" {
+		fmt.Fprintf(stdout, "wrote %s (%d bytes, %.1f s) from %s: open it in a browser, offline\n", out, st.Size(), time.Since(start).Seconds(), from)
+		return ExitOK
+	}
 	fmt.Fprintf(stdout, "wrote %s (%d bytes, %.1f s): open it in a browser, offline\n", out, st.Size(), time.Since(start).Seconds())
 	return ExitOK
 }
