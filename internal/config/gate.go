@@ -72,6 +72,9 @@ type Server struct {
 	Mode        string  `yaml:"mode"`
 	Preset      string  `yaml:"preset"`
 	SpeedJitter float64 `yaml:"speed-jitter"`
+	// Speed scales engine mode's every step (1.1: 10% slower): a build
+	// of the server that is slower, for a gate's own tests and demos.
+	Speed float64 `yaml:"speed"`
 }
 
 // UnmarshalYAML accepts `server: simulator` as well as a mapping.
@@ -264,8 +267,11 @@ func (g *Gate) Validate() error {
 		default:
 			bad("%s.mode %q: want exact or engine", sv.key, sv.s.Mode)
 		}
-		if (sv.s.Mode != "" || sv.s.Preset != "" || sv.s.SpeedJitter != 0) && !sv.s.Simulator {
-			bad("%s: mode, preset and speed-jitter are the simulator's (simulator: true)", sv.key)
+		if (sv.s.Mode != "" || sv.s.Preset != "" || sv.s.SpeedJitter != 0 || sv.s.Speed != 0) && !sv.s.Simulator {
+			bad("%s: mode, preset, speed and speed-jitter are the simulator's (simulator: true)", sv.key)
+		}
+		if sv.s.Speed != 0 && (sv.s.Mode != "engine" || sv.s.Speed < 0.1 || sv.s.Speed > 10) {
+			bad("%s.speed %g: engine mode's (mode: engine), 0.1 to 10 (1.1: every step 10%% slower)", sv.key, sv.s.Speed)
 		}
 		if sv.s.SpeedJitter < 0 || sv.s.SpeedJitter > 1 {
 			bad("%s.speed-jitter %g: want 0 to 1", sv.key, sv.s.SpeedJitter)
@@ -320,16 +326,34 @@ func (g *Gate) Validate() error {
 	return errors.Join(errs...)
 }
 
+// SearchKey is a scenario's key that makes it a capacity search: a
+// mapping of the search command's flags (ttft-sla-ms, search-by,
+// concurrency-max, …), the scenario's other keys its profile.
+const SearchKey = "search"
+
+// ScenarioSearch is a scenario's search: mapping, and whether it has one.
+func ScenarioSearch(s map[string]any) (map[string]any, bool, error) {
+	v, ok := s[SearchKey]
+	if !ok {
+		return nil, false, nil
+	}
+	m, isMap := v.(map[string]any)
+	if !isMap || len(m) == 0 {
+		return nil, true, fmt.Errorf("scenario %q: search: want a mapping of the search's settings (ttft-sla-ms: 500, search-by: concurrency, …)", ScenarioName(s))
+	}
+	return m, true, nil
+}
+
 // ScenarioName is a scenario's name.
 func ScenarioName(s map[string]any) string { n, _ := s["name"].(string); return n }
 
 // ScenarioArgs turns a scenario mapping into profile flags, in sorted key
 // order: `concurrency: 8` → --concurrency 8, `streaming: true` → --streaming,
-// lists repeat the flag.
+// lists repeat the flag. Its name and search: keys are not flags.
 func ScenarioArgs(s map[string]any) ([]string, error) {
 	keys := make([]string, 0, len(s))
 	for k := range s {
-		if k != "name" {
+		if k != "name" && k != SearchKey {
 			keys = append(keys, k)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/aiperf-action/aiperf-action/compare"
+	"github.com/aiperf-action/aiperf-action/internal/capacity"
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/judge"
 	"github.com/aiperf-action/aiperf-action/internal/metrics"
@@ -65,6 +66,7 @@ type ArtifactScenario struct {
 	EnvChanged     string        `json:"env_changed,omitempty"`    // what differs from the baseline's machine and stack
 	EnvHardware    bool          `json:"env_hardware,omitempty"`   // and that the machine or its drivers did
 	Comparison     *judge.Report `json:"comparison,omitempty"`     // nil: no baseline yet
+	Capacity       *Capacity     `json:"capacity,omitempty"`       // a search scenario's capacities
 }
 
 // NewArtifact is rep as comparison.json holds it.
@@ -73,7 +75,7 @@ func NewArtifact(rep *Report, pr int, headSHA, commentKey string) *Artifact {
 	for _, s := range rep.Scenarios {
 		a.Scenarios = append(a.Scenarios, ArtifactScenario{Name: s.Name, Verdict: s.Verdict(), BaselineSource: s.BaselineSource,
 			BaselineRuns: s.BaselineCount(), CandidateRuns: s.CandidateCount(), Paired: s.Paired, ProfileChanged: s.ProfileChanged, Broken: s.Broken,
-			OtherTestbeds: s.OtherTestbeds, EnvChanged: s.EnvChanged, EnvHardware: s.EnvHardware, Comparison: s.Compare})
+			OtherTestbeds: s.OtherTestbeds, EnvChanged: s.EnvChanged, EnvHardware: s.EnvHardware, Comparison: s.Compare, Capacity: s.Capacity})
 	}
 	return a
 }
@@ -179,6 +181,10 @@ func (a *Artifact) report() (*Report, error) {
 			bad("%s: run counts out of range", at)
 		}
 		s := Scenario{Name: as.Name, BaselineSource: as.BaselineSource, Paired: as.Paired, ProfileChanged: as.ProfileChanged, Broken: as.Broken, OtherTestbeds: as.OtherTestbeds, EnvChanged: as.EnvChanged, EnvHardware: as.EnvHardware, baselineN: as.BaselineRuns, candidateN: as.CandidateRuns}
+		if as.Capacity != nil {
+			checkCapacity(as.Capacity, at+".capacity", bad)
+			s.Capacity = as.Capacity
+		}
 		if c := as.Comparison; c != nil {
 			checkComparison(c, at+".comparison", bad)
 			if c.Comparison != nil {
@@ -222,6 +228,10 @@ func checkComparison(c *judge.Report, at string, bad func(string, ...any)) {
 			if c.Units[j] != "%" {
 				bad("%s: unit %q", rat, c.Units[j])
 			}
+		case r.Metric == capacity.Metric:
+			if c.Units[j] != "streams" && c.Units[j] != "requests/s" {
+				bad("%s: unit %q", rat, c.Units[j])
+			}
 		case !known:
 			bad("%s.metric %q: not a metric", rat, r.Metric)
 		case c.Units[j] != f.Unit:
@@ -250,6 +260,43 @@ func checkComparison(c *judge.Report, at string, bad func(string, ...any)) {
 		r.Warnings = boundText(r.Warnings, rat+".warnings", bad)
 	}
 }
+
+// checkCapacity checks a search scenario's capacities: bounded text,
+// at most maxPoints loads a side, every number finite.
+func checkCapacity(c *Capacity, at string, bad func(string, ...any)) {
+	if len(c.Objective) > maxText || len(c.CandidateStopped) > maxText || len(c.BaselineStopped) > maxText {
+		bad("%s: text longer than %d bytes", at, maxText)
+	}
+	if c.Unit != "streams" && c.Unit != "requests/s" {
+		bad("%s.unit %q", at, c.Unit)
+	}
+	if c.CandidateProbes < 0 || c.BaselineProbes < 0 || c.CandidateProbes > 10000 || c.BaselineProbes > 10000 {
+		bad("%s: probe counts out of range", at)
+	}
+	for side, e := range map[string]*capacity.Estimate{"candidate": &c.Candidate, "baseline": c.Baseline} {
+		if e == nil {
+			continue
+		}
+		if len(e.Points) > maxPoints || len(e.Unit) > 20 {
+			bad("%s.%s: more than %d loads", at, side, maxPoints)
+			continue
+		}
+		e.Cliff = nil // (not shown)
+		vs := []float64{e.Target, e.Confidence, e.Capacity, e.Lo, e.Hi}
+		for _, p := range e.Points {
+			vs = append(vs, p.Load, p.Effective, p.Attainment, p.Lo, p.Hi, p.LoEnvelope, p.HiEnvelope, p.Fit)
+		}
+		for _, v := range vs {
+			if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > 1e12 {
+				bad("%s.%s: not a finite number", at, side)
+				break
+			}
+		}
+	}
+}
+
+// maxPoints is the most loads a side of a capacity comparison shows.
+const maxPoints = 200
 
 // boundText keeps at most maxWarnings strings of at most maxText bytes.
 func boundText(ws []string, at string, bad func(string, ...any)) []string {

@@ -217,7 +217,16 @@ func (g *gate) store() (baseline.Store, error) {
 func (g *gate) check() error {
 	var errs []error
 	for _, sc := range g.cfg.Scenarios {
-		p, err := g.scenarioProfile(sc, "http://127.0.0.1:1", 1)
+		var p *config.Profile
+		var err error
+		if isSearch(sc) {
+			var sp *searchPlan
+			if sp, err = g.searchPlan(sc, "http://127.0.0.1:1", "search"); err == nil {
+				p = sp.p
+			}
+		} else {
+			p, err = g.scenarioProfile(sc, "http://127.0.0.1:1", 1)
+		}
 		if err == nil {
 			// The plan too (an input file that is missing or malformed),
 			// before any server starts.
@@ -301,6 +310,17 @@ func (g *gate) runScenarios(ctx context.Context, target, baseTarget string, cmp 
 					return nil, err
 				}
 			}
+		}
+		if isSearch(sc) {
+			gs, err := g.runSearchScenario(ctx, sc, target, baseTarget, cmp)
+			if err != nil {
+				return nil, err
+			}
+			if gs.Broken != "" {
+				g.logf("aiperf-action gate: scenario %s: FAIL: %s; neither compared nor stored", gs.Name, gs.Broken)
+			}
+			out = append(out, gs)
+			continue
 		}
 		gs := Scenario{Name: config.ScenarioName(sc), Paired: baseTarget != ""}
 		if gs.Paired {
@@ -483,7 +503,7 @@ func (g *gate) refresh(ctx context.Context, store baseline.Store, scenarios []Sc
 			}
 			g.logf("aiperf-action gate: %s: the runs stored record an accepted regression (%s)", sc.Name, accepted)
 		}
-		if err := store.Append(ctx, sc.Name, g.key(sc.Candidate[0].ProfileHash), g.commit(), runs, g.cfg.Baseline.Retain()); err != nil {
+		if err := store.Append(ctx, sc.Name, g.key(sc.StoreHash()), g.commit(), runs, g.cfg.Baseline.Retain()); err != nil {
 			return fmt.Errorf("refresh baselines of %q: %w", sc.Name, err)
 		}
 		g.logf("aiperf-action gate: recorded %d run(s) of %s in the baselines (%s, testbed %s, keeping %d)", len(sc.candidateJSON), sc.Name, store, g.fp.Testbed, g.cfg.Baseline.Retain())

@@ -83,6 +83,13 @@ func clip(s string, n int) string {
 // synthetic prompts (a trace would replay its timestamps) with no ramps,
 // cancellations or server metrics: the base of the warmup and the probe.
 func (g *gate) lightProfile(sc map[string]any, target, dir string) (*config.Profile, error) {
+	if isSearch(sc) {
+		sp, err := g.searchPlan(sc, target, dir)
+		if err != nil {
+			return nil, err
+		}
+		sc = sp.first
+	}
 	p, err := g.scenarioProfile(sc, target, 1)
 	if err != nil {
 		return nil, err

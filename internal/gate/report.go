@@ -55,6 +55,10 @@ type Scenario struct {
 	// The run counts, for a scenario rebuilt from comparison.json, which
 	// holds no runs.
 	baselineN, candidateN int
+	// Capacity is a search scenario's capacities (nil for a scenario of
+	// runs): its Compare holds the one comparison, of capacity.
+	Capacity *Capacity
+	storeHash string // a search's baselines key (its run.json-less profile)
 	// Images are the scenario's charts as PNG files the gate committed to
 	// the baseline branch, for the comment (never read from an artifact).
 	Images []Image
@@ -75,6 +79,15 @@ func (s *Scenario) BaselineCount() int {
 		return len(s.Baseline)
 	}
 	return s.baselineN
+}
+
+// StoreHash is the key the scenario's results are stored under (without
+// the testbed): its runs' profile hash, or a search's key.
+func (s *Scenario) StoreHash() string {
+	if s.storeHash != "" || len(s.Candidate) == 0 {
+		return s.storeHash
+	}
+	return s.Candidate[0].ProfileHash
 }
 
 // CandidateCount is how many runs of the candidate it has.

@@ -64,6 +64,10 @@ func (g *gate) bringUpServer(ctx context.Context, running string, s config.Serve
 				return "", nil, "", err
 			}
 			desc = "built-in simulator (engine mode, preset " + preset + ")"
+			if s.Speed > 0 {
+				cfg.Engine.Speed = s.Speed
+				desc = strings.TrimSuffix(desc, ")") + fmt.Sprintf(", speed ×%g)", s.Speed)
+			}
 		}
 		if s.SpeedJitter > 0 {
 			// One slowdown per job, shared by its runs, as on a CI machine.

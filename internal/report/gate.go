@@ -69,12 +69,21 @@ func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 			fmt.Fprintf(&b, "❌ **Not a measurement:** %s.\n\nThese runs are neither compared nor stored as a baseline, and no label accepts them: fix what the errors name (the model name, the endpoint, the server) and run again.\n\n", EscapeMarkdown(s.Broken))
 		} else if s.Compare == nil && s.ProfileChanged != "" {
 			fmt.Fprintf(&b, "⚠️ **Not compared:** %s\n\n", EscapeMarkdown(s.ProfileChanged))
+			if l := capacityLine(s); l != "" {
+				b.WriteString(l + "\n\n")
+			}
 			candidateTable(&b, s)
+		} else if s.Compare == nil && s.Capacity != nil {
+			fmt.Fprintf(&b, "%s\n\nNo baseline search for this scenario and profile yet: this search becomes the baseline when merged to the default branch.\n\n", capacityLine(s))
 		} else if s.Compare == nil {
 			fmt.Fprintf(&b, "No baseline runs for this scenario and profile yet: these runs become the baseline when merged to the default branch.\n\n")
 			candidateTable(&b, s)
 		} else {
-			fmt.Fprintf(&b, "%s of this PR against %s (%s).\n\n", plural(s.CandidateCount(), "run"), EscapeMarkdown(s.BaselineSource), plural(s.BaselineCount(), "run"))
+			if s.Capacity != nil {
+				fmt.Fprintf(&b, "A capacity search of this PR against %s.\n\n%s\n\n", EscapeMarkdown(s.BaselineSource), capacityLine(s))
+			} else {
+				fmt.Fprintf(&b, "%s of this PR against %s (%s).\n\n", plural(s.CandidateCount(), "run"), EscapeMarkdown(s.BaselineSource), plural(s.BaselineCount(), "run"))
+			}
 			switch {
 			case s.EnvHardware && s.Paired:
 				fmt.Fprintf(&b, "⚠️ **Environment differs between the arms:** %s. The baseline server's GPUs are not the candidate's as their DCGM exporters report them, so a worsening here is no evidence against this PR: it reads INCONCLUSIVE, never FAIL.\n\n", EscapeMarkdown(s.EnvChanged))
@@ -101,6 +110,9 @@ func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 				fmt.Fprintf(&b, "- %s\n", n)
 			}
 			b.WriteString("\n</details>\n\n")
+		}
+		if chart := attainmentChart(s); chart != "" {
+			b.WriteString("<details><summary>Attainment against load</summary>\n\n" + chart + "\n</details>\n\n")
 		}
 		if chart := percentileChart(s); chart != "" {
 			b.WriteString("<details><summary>Latency percentiles</summary>\n\n" + chart + "\n</details>\n\n")

@@ -347,6 +347,9 @@ func commitLine(m gate.Meta) string {
 func runCounts(rep *gate.Report) string {
 	lo, hi := -1, 0
 	for i := range rep.Scenarios {
+		if rep.Scenarios[i].Capacity != nil {
+			continue // (a search: its probes, in its own line)
+		}
 		n := rep.Scenarios[i].CandidateCount()
 		if lo < 0 || n < lo {
 			lo = n

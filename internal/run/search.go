@@ -113,6 +113,28 @@ type SearchOptions struct {
 	Search  capacity.Options
 	Run     Options // each probe's (Cmdline, Stderr); KeepRecords is set
 	Resumed func(probes int)
+	// Take, when set, is called before each probe and the function it
+	// returns after it: two searches side by side (a paired A/B gate)
+	// take turns through it, probe by probe.
+	Take func() (release func())
+}
+
+// SearchStoreKey names a search for the baselines: a digest of the
+// profile without its server (URL, artifact folder, credentials and
+// exporters) and of the search's own options, so that the same search
+// of another build of the server, or on another port, shares it.
+func SearchStoreKey(p config.Profile, param string, slo SearchSLO, o capacity.Options) string {
+	p.URL, p.MoreURLs, p.ArtifactDir, p.APIKey, p.Headers = "", nil, "", "", nil
+	p.ServerMetrics, p.GPUTelemetry, p.OTelURL, p.OTelHeaders = nil, nil, "", nil
+	o.OnProbe = nil
+	b, _ := json.Marshal(struct {
+		P     config.Profile
+		S     SearchSLO
+		O     capacity.Options
+		Param string
+	}{p, slo, o, param})
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // Search finds the capacity of p's target: each probe a profile of p at a
@@ -166,6 +188,10 @@ func Search(ctx context.Context, p config.Profile, so SearchOptions) (*SearchDoc
 		return result.WriteFileAtomic(path, append(b, '\n'))
 	}
 	prober := capacity.ProberFunc(func(ctx context.Context, load float64, rep int) (capacity.Probe, error) {
+		if so.Take != nil {
+			release := so.Take()
+			defer release()
+		}
 		q := p
 		q.Seed = baseSeed + uint64(rep) // (each replicate its seed, the same at every load)
 		what := "rate"

@@ -17,7 +17,7 @@ type Options struct {
 	noPrefixCaching     bool
 	maxSeqs, maxTokens  int
 	kvBlocks            int
-	stepJitter          float64
+	stepJitter, speed   float64
 	feLatency, feSerial time.Duration
 	seed                uint64
 }
@@ -39,6 +39,7 @@ func (o *Options) Bind(fs *pflag.FlagSet, cfg *Config) {
 	fs.DurationVar(&o.feLatency, "frontend-latency", -1, "engine mode: the API server's time from a request's arrival to the engine's queue, beside the engine (default: the preset's)")
 	fs.DurationVar(&o.feSerial, "frontend-serial", -1, "engine mode: the API server's one-at-a-time share of each request, so a burst queues there (default: the preset's)")
 	fs.BoolVar(&o.noPrefixCaching, "no-prefix-caching", false, "engine mode: turn the prefix cache off")
+	fs.Float64Var(&o.speed, "speed", 1, "engine mode: every step's time and the front end's, times this (1.1: a build 10% slower)")
 	fs.Float64Var(&o.stepJitter, "step-jitter", -1, "engine mode: relative noise of each step's time (default: the preset's)")
 	fs.Float64Var(&cfg.SpeedJitter, "speed-jitter", 0, "relative spread of a per-process speed factor drawn from --seed (0.03 = 3%): all of this process's runs share one slowdown")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the engine's jitter, the speed factor and the faults")
@@ -95,6 +96,10 @@ func (o *Options) Finish(cfg *Config) error {
 	if o.feSerial >= 0 {
 		ec.FrontendSerialNs = float64(o.feSerial)
 	}
+	if o.speed < 0.1 || o.speed > 10 {
+		return fmt.Errorf("--speed %g: want 0.1 to 10", o.speed)
+	}
+	ec.Speed = o.speed
 	ec.PrefixCaching = ec.PrefixCaching && !o.noPrefixCaching
 	ec.Seed = o.seed
 	if err := ec.Check(); err != nil {
