@@ -57,7 +57,7 @@ type Scenario struct {
 	baselineN, candidateN int
 	// Capacity is a search scenario's capacities (nil for a scenario of
 	// runs): its Compare holds the one comparison, of capacity.
-	Capacity *Capacity
+	Capacity  *Capacity
 	storeHash string // a search's baselines key (its run.json-less profile)
 	// Images are the scenario's charts as PNG files the gate committed to
 	// the baseline branch, for the comment (never read from an artifact).
