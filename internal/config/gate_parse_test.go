@@ -146,7 +146,7 @@ scenarios: [{name: a}, {name: a}, {name: "../x"}, {concurrency: 1}]
 	}
 	err = g.Validate()
 	for _, want := range []string{`"a" appears twice`, `scenarios[2]: name "../x"`, "scenarios[3]: needs a name", "repeats 0", "time-budget -1s",
-		`server.mode "fast"`, "server: mode, preset and speed-jitter are the simulator's", "server.speed-jitter 2", "server.ready-url is needed",
+		`server.mode "fast"`, "server: mode, preset, speed and speed-jitter are the simulator's", "server.speed-jitter 2", "server.ready-url is needed",
 		"exactly one target", `baseline.store "s3"`, "baseline-server: give exactly one", `cache-reset "redis"`, "baseline.keep 0"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
