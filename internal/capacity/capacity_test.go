@@ -126,6 +126,7 @@ func searchCoverage(t *testing.T, c engineCase) {
 	steady := c.trueCapacity(p.Config, 30000, 2000, 3)
 	t.Logf("true capacity at TTFT ≤ %g ms for 95%% of requests (ISL %d, OSL %d): %.3f req/s for runs of %d requests after %d of warmup (%.3f in steady state)", c.sloMs, c.isl, c.osl, truth, n-warmup, warmup, steady)
 	hits, probes, requests := 0, 0, 0
+	served := 0.0 // seconds of load a search sends: each probe's requests and warmup at its rate
 	var widths, errs []float64
 	for seed := uint64(1); seed <= 20; seed++ {
 		pr := ProberFunc(func(_ context.Context, load float64, rep int) (Probe, error) {
@@ -145,13 +146,14 @@ func searchCoverage(t *testing.T, c engineCase) {
 		probes += len(res.Probes)
 		for _, pb := range res.Probes {
 			requests += pb.N
+			served += float64(n) / pb.Load
 		}
 		widths = append(widths, e.Width())
 		errs = append(errs, e.Capacity/truth-1)
 		t.Logf("seed %2d: %s; %d probes, stopped on %s; truth inside: %v", seed, e, len(res.Probes), res.Stopped, in)
 	}
-	t.Logf("interval held the truth in %d of 20; mean %.1f probes, %.0f requests a search; median width %.1f%%, median |error| of the point %.1f%%",
-		hits, float64(probes)/20, float64(requests)/20, 100*engine.Median(widths), 100*engine.Median(abs(errs)))
+	t.Logf("interval held the truth in %d of 20; mean %.1f probes, %.0f requests and %.1f minutes of load a search (the server's time; the tester's between probes not counted); median width %.1f%%, median |error| of the point %.1f%%",
+		hits, float64(probes)/20, float64(requests)/20, served/20/60, 100*engine.Median(widths), 100*engine.Median(abs(errs)))
 	if hits < c.bound {
 		t.Errorf("the interval held the true capacity in %d of 20 searches, want at least %d", hits, c.bound)
 	}

@@ -16,6 +16,8 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.IntVar(&opt.ID, "id", 0, "worker id")
 	fs.StringVar(&opt.Control, "control", "", "controller control endpoint (tcp://host:port)")
 	fs.StringVar(&opt.Records, "records", "", "controller records endpoint (tcp://host:port)")
+	fs.DurationVar(&opt.ClockSkew, "clock-skew", 0, "tests only: act as a host whose clock is this far ahead of the controller's")
+	fs.MarkHidden("clock-skew")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}

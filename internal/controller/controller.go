@@ -39,6 +39,9 @@ type Options struct {
 	OnRecord func(*record.Record)          // called from one goroutine, in arrival order
 	OnStart  func(phase int, t0 time.Time) // each phase's common start instant
 	OnSpawn  func(id, pid int)             // each worker process as it starts
+	// WorkerArgs, when set, are extra arguments for worker id's command
+	// line (the tests give a worker a skewed clock).
+	WorkerArgs func(id int) []string
 }
 
 // Outcome describes how the workers did.
@@ -63,6 +66,9 @@ type Worker struct {
 	WallSeconds float64
 	GCPause     time.Duration // the worker's total GC pause, from its DONE
 	Stamps      *wire.Stamps  // how its reads were stamped, from its DONE
+	// Clock is its clock against the controller's, measured before its
+	// shard; its START instants were sent in its own clock.
+	Clock *wire.ClockOffset
 }
 
 type peer struct {
@@ -88,6 +94,9 @@ type peer struct {
 	exitErr  error
 	finished bool   // DONE matched by records, or given up on
 	sent     uint64 // requests it had sent, as of its latest batch or heartbeat
+	syncT1   int64  // the outstanding SYNC's t1
+	samples  []wire.SyncSample
+	clock    *wire.ClockOffset
 }
 
 type exitEvent struct {
@@ -141,7 +150,11 @@ func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, 
 	var logMu sync.Mutex
 	for i := range shards {
 		logs := &lineWriter{mu: &logMu, dst: opt.Stderr, prefix: []byte("[worker " + strconv.Itoa(i) + "] ")}
-		cmd := exec.Command(exe, "worker", "--id", strconv.Itoa(i), "--control", ctrlAddr, "--records", recAddr)
+		args := []string{"worker", "--id", strconv.Itoa(i), "--control", ctrlAddr, "--records", recAddr}
+		if opt.WorkerArgs != nil {
+			args = append(args, opt.WorkerArgs(i)...)
+		}
+		cmd := exec.Command(exe, args...)
 		cmd.Env = append(os.Environ(), RoleEnv+"=worker")
 		cmd.Stdout = logs
 		cmd.Stderr = logs
@@ -206,19 +219,36 @@ type phase int
 
 const (
 	phaseHello phase = iota
+	phaseSync
 	phaseReady
 	phaseStarted
 	phaseRunning
 )
 
-// startPhase sends START for phase k with a common start instant just ahead.
+// startPhase sends START for phase k with a common start instant just
+// ahead, to each worker in its own clock.
 func (r *run) startPhase(k int) {
 	t0 := time.Now().Add(wire.StartLead)
 	r.out.T0 = append(r.out.T0, t0)
 	if r.opt.OnStart != nil {
 		r.opt.OnStart(k, t0)
 	}
-	r.broadcast(wire.Control{Type: wire.Start, Phase: k, T0: t0.UnixNano()}, func(p *peer) bool { return !p.done })
+	for _, p := range r.peers {
+		if p.exited || p.done {
+			continue
+		}
+		at := t0.UnixNano()
+		if p.clock != nil {
+			at += p.clock.OffsetNs
+		}
+		r.send(p.id, wire.Control{Type: wire.Start, Phase: k, T0: at})
+	}
+}
+
+// sync sends p its next clock sample's SYNC.
+func (r *run) sync(p *peer) {
+	p.syncT1 = time.Now().UnixNano()
+	r.send(p.id, wire.Control{Type: wire.Sync, T1: p.syncT1})
 }
 
 func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
@@ -281,6 +311,22 @@ func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 					return r.err()
 				}
 				p.hello = true
+			case wire.SyncAck:
+				if m.T1 != p.syncT1 || p.clock != nil {
+					continue // (not the outstanding sample's answer)
+				}
+				p.samples = append(p.samples, wire.SyncSample{T1: m.T1, T2: m.T2, T3: m.T3, T4: m.Recv})
+				if len(p.samples) < wire.SyncRounds {
+					r.sync(p)
+					continue
+				}
+				c, err := wire.EstimateOffset(p.samples)
+				if err != nil {
+					stop(fmt.Sprintf("worker %d (pid %d): its clock: %v", p.id, p.pid, err))
+					return r.err()
+				}
+				p.clock = &c
+				r.out.Workers[p.id].Clock = &c
 			case wire.Ready:
 				p.ready = true
 			case wire.Started:
@@ -322,6 +368,11 @@ func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 		// Advance the handshake.
 		switch {
 		case ph == phaseHello && r.all(func(p *peer) bool { return p.hello }):
+			for _, p := range r.peers {
+				r.sync(p)
+			}
+			ph = phaseSync
+		case ph == phaseSync && r.all(func(p *peer) bool { return p.clock != nil }):
 			for i, s := range shards {
 				r.send(i, wire.Control{Type: wire.Shard, Shard: s})
 			}
@@ -416,6 +467,8 @@ func (r *run) describeHandshake(ph phase) string {
 		switch {
 		case !p.hello:
 			missing = append(missing, fmt.Sprintf("worker %d sent no HELLO", p.id))
+		case ph == phaseSync && p.clock == nil:
+			missing = append(missing, fmt.Sprintf("worker %d answered %d of %d clock samples", p.id, len(p.samples), wire.SyncRounds))
 		case ph >= phaseReady && !p.ready:
 			missing = append(missing, fmt.Sprintf("worker %d sent no READY", p.id))
 		case ph >= phaseStarted && p.started == 0:
@@ -497,6 +550,7 @@ func exitText(err error) string {
 func readControl(ctx context.Context, s zmq4.Socket, out chan<- wire.Control) {
 	for {
 		msg, err := s.Recv()
+		recv := time.Now().UnixNano()
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -512,6 +566,7 @@ func readControl(ctx context.Context, s zmq4.Socket, out chan<- wire.Control) {
 		if json.Unmarshal(msg.Frames[len(msg.Frames)-1], &m) != nil {
 			continue
 		}
+		m.Recv = recv
 		select {
 		case out <- m:
 		case <-ctx.Done():

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,10 @@ import (
 )
 
 const modeEnv = "AIPERF_FAKE_WORKER_MODE"
+
+// skewEnv gives the fake worker a clock this many ns ahead of the
+// controller's (a host whose clock disagrees).
+const skewEnv = "AIPERF_FAKE_WORKER_SKEW_NS"
 
 // TestMain turns this test binary into a fake worker when the controller
 // starts it. The fake speaks the protocol but misbehaves as told, so the
@@ -45,14 +50,21 @@ func fakeWorker(mode string) {
 		b, _ := json.Marshal(m)
 		d.Send(zmq4.NewMsg(b))
 	}
+	skew, _ := strconv.ParseInt(os.Getenv(skewEnv), 10, 64)
+	now := func() int64 { return time.Now().UnixNano() + skew }
 	recv := func(typ string) *wire.Control {
 		for {
 			msg, err := d.Recv()
+			t2 := now()
 			if err != nil {
 				os.Exit(4)
 			}
 			var m wire.Control
 			json.Unmarshal(msg.Frames[len(msg.Frames)-1], &m)
+			if m.Type == wire.Sync {
+				send(wire.Control{Type: wire.SyncAck, T1: m.T1, T2: t2, T3: now()})
+				continue
+			}
 			if m.Type == typ {
 				return &m
 			}
@@ -61,7 +73,10 @@ func fakeWorker(mode string) {
 	send(wire.Control{Type: wire.Hello, Version: "test"})
 	shard := recv(wire.Shard).Shard
 	send(wire.Control{Type: wire.Ready})
-	recv(wire.Start)
+	start := recv(wire.Start)
+	// How far ahead of now, by this worker's clock, its start instant lies:
+	// reported as its records' Due, for the clock test.
+	lead := start.T0 - now()
 	send(wire.Control{Type: wire.Started})
 	entries := shard.Phases[0].Entries
 	n := len(entries)
@@ -79,7 +94,7 @@ func fakeWorker(mode string) {
 		if mode == "gap" && seq == 2 {
 			continue // lose record 2
 		}
-		b, _ := json.Marshal(record.Batch{Worker: *id, First: seq, Records: []record.Record{{Worker: *id, Seq: seq, Index: entries[i].Index}}})
+		b, _ := json.Marshal(record.Batch{Worker: *id, First: seq, Records: []record.Record{{Worker: *id, Seq: seq, Index: entries[i].Index, Due: lead}}})
 		p.Send(zmq4.NewMsg(b))
 	}
 	claimed := seq
@@ -162,5 +177,42 @@ func TestWorkerDeathCountsInFlight(t *testing.T) {
 	}
 	if out.LostInFlight != 3 || got < 2 {
 		t.Fatalf("lost in flight %d, records %d", out.LostInFlight, got)
+	}
+}
+
+// Workers whose clocks are 1 s ahead of the controller's, or 1 s behind:
+// each one's offset is measured within its stated uncertainty (half the
+// least of 8 round trips), and its start instant reaches it in its own
+// clock, the controller's StartLead ahead, as for a worker on the
+// controller's clock; without the offset it would be 1 s early or late.
+func TestClockOffsets(t *testing.T) {
+	for _, skew := range []time.Duration{time.Second, -time.Second, 0} {
+		t.Setenv(modeEnv, "ok")
+		t.Setenv(skewEnv, strconv.FormatInt(int64(skew), 10))
+		var leads []int64
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		out, err := Run(ctx, Options{Version: "test", OnRecord: func(r *record.Record) { leads = append(leads, r.Due) }}, shards(2, 3))
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range out.Workers {
+			c := w.Clock
+			if c == nil || c.Samples != wire.SyncRounds || c.UncertaintyNs <= 0 || c.UncertaintyNs > int64(50*time.Millisecond) {
+				t.Fatalf("skew %s, worker %d: clock %+v", skew, w.ID, c)
+			}
+			if d := c.OffsetNs - int64(skew); d > c.UncertaintyNs || -d > c.UncertaintyNs {
+				t.Errorf("skew %s, worker %d: offset %d ns ± %d, %d ns from the truth", skew, w.ID, c.OffsetNs, c.UncertaintyNs, d)
+			}
+			t.Logf("skew %s, worker %d: offset %+.3f ms ± %.3f ms (least round trip %.3f ms)", skew, w.ID, float64(c.OffsetNs-int64(skew))/1e6, float64(c.UncertaintyNs)/1e6, float64(c.RTTNs)/1e6)
+		}
+		if len(leads) != 6 {
+			t.Fatalf("%d records", len(leads))
+		}
+		for _, l := range leads {
+			if l <= 0 || l > int64(wire.StartLead) {
+				t.Errorf("skew %s: a worker's start instant was %.1f ms ahead by its own clock, want 0 to %s", skew, float64(l)/1e6, wire.StartLead)
+			}
+		}
 	}
 }

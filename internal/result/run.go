@@ -121,6 +121,10 @@ type ToolHealth struct {
 	WorkerPIDs    map[int]int        `json:"worker_pids,omitempty"`
 	LostInFlight  int                `json:"lost_in_flight,omitempty"` // requests that workers which died had sent and never recorded
 	Records       map[int]uint64     `json:"records_by_worker"`
+	// Clocks are the workers' clocks against the controller's, each
+	// measured before its shard (wire.ClockOffset): the phases' start
+	// instants were sent to each in its own clock.
+	Clocks []WorkerClock `json:"clocks,omitempty"`
 	Integrity     []string           `json:"integrity_problems"`
 	Warnings      []string           `json:"warnings"`
 }
@@ -139,6 +143,17 @@ type Stamps struct {
 // PromptCache is how many of a run's prompt tokens the server served from
 // its prefix cache (servermetrics.PromptCacheOf).
 type PromptCache = servermetrics.PromptCache
+
+// WorkerClock is one worker's clock offset to the controller's: its clock
+// minus the controller's, within ± uncertainty, from the least round trip of
+// its samples.
+type WorkerClock struct {
+	Worker        int   `json:"worker"`
+	OffsetNs      int64 `json:"offset_ns"`
+	UncertaintyNs int64 `json:"uncertainty_ns"`
+	RTTNs         int64 `json:"rtt_ns"`
+	Samples       int   `json:"samples"`
+}
 
 // WorkerCPU is one worker process's CPU use: user + system seconds over its
 // life, and that as a share of one core (Util 1 = one core busy throughout).

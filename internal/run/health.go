@@ -35,6 +35,9 @@ func workerHealth(th *result.ToolHealth, out *controller.Outcome, sum *metrics.S
 		th.WorkerPIDs[w.ID] = w.PID
 		th.Records[w.ID] = w.Records
 		stamps, ids = append(stamps, w.Stamps), append(ids, w.ID)
+		if c := w.Clock; c != nil {
+			th.Clocks = append(th.Clocks, result.WorkerClock{Worker: w.ID, OffsetNs: c.OffsetNs, UncertaintyNs: c.UncertaintyNs, RTTNs: c.RTTNs, Samples: c.Samples})
+		}
 	}
 	var lost []string
 	th.Stamps, lost = mergeStamps(ids, stamps)

@@ -4,9 +4,12 @@
 // JSON message per frame, every command acknowledged and every wait bounded:
 //
 //	worker → HELLO{worker, pid, version, clock}
+//	ctrl   → SYNC{t1}            worker → SYNC_ACK{t1, t2, t3}, SyncRounds
+//	                             times: the worker's clock offset (clock.go)
 //	ctrl   → SHARD{shard}        worker builds its share of the plan from
 //	                             the shard's profile and seed → READY
-//	ctrl   → START{phase, t0}    worker → STARTED{phase}
+//	ctrl   → START{phase, t0}    worker → STARTED{phase}; t0 in the
+//	                             worker's own clock (its offset applied)
 //	worker → PHASE_DONE{phase}   (all but the last phase; the controller
 //	                              starts the next phase when every worker is done)
 //	...    HB both ways, every HeartbeatEvery
@@ -33,6 +36,8 @@ import (
 // Message types.
 const (
 	Hello     = "HELLO"
+	Sync      = "SYNC"
+	SyncAck   = "SYNC_ACK"
 	Shard     = "SHARD"
 	Ready     = "READY"
 	Start     = "START"
@@ -101,6 +106,13 @@ type Control struct {
 	LastSeq uint64     `json:"last_seq,omitempty"`
 	Sent    uint64     `json:"sent,omitempty"` // requests sent so far (heartbeats): in flight = sent − recorded
 	Error   string     `json:"error,omitempty"`
+	// A clock sample's stamps (SYNC: t1; SYNC_ACK: t1 echoed, t2, t3),
+	// unix ns.
+	T1 int64 `json:"t1,omitempty"`
+	T2 int64 `json:"t2,omitempty"`
+	T3 int64 `json:"t3,omitempty"`
+	// Recv is when the controller read the message (its clock), not sent.
+	Recv int64 `json:"-"`
 }
 
 // Stamps is how a worker's response reads were timed.

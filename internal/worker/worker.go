@@ -41,6 +41,11 @@ type Options struct {
 	Version string
 	Stderr  io.Writer
 	Exit    func(code int) // called on a fatal protocol failure; os.Exit by default
+	// ClockSkew is added to every reading of this worker's wall clock that
+	// the protocol sees (its clock samples, and the phases' start instants
+	// it is given): a host whose clock is that far ahead, for the tests of
+	// the clock offsets. 0 on a real host.
+	ClockSkew time.Duration
 }
 
 type worker struct {
@@ -259,7 +264,7 @@ func (w *worker) phases(ctx context.Context, shard *wire.ShardSpec, kind endpoin
 			break // STOP before this phase
 		}
 		// The phase's common start instant, carried on this process's monotonic clock.
-		start := time.Now().Add(time.Until(time.Unix(0, m.T0)))
+		start := time.Now().Add(time.Until(time.Unix(0, m.T0).Add(-w.opt.ClockSkew)))
 		w.send(wire.Control{Type: wire.Started, Phase: k})
 		if !heartbeats {
 			w.goRun(func() { w.heartbeat(ctx) })
@@ -422,13 +427,18 @@ func (w *worker) readControl() {
 		if len(msg.Frames) == 0 {
 			continue
 		}
-		w.seen.Store(time.Now().UnixNano())
+		recv := time.Now()
+		w.seen.Store(recv.UnixNano())
 		var m wire.Control
 		if err := json.Unmarshal(msg.Frames[len(msg.Frames)-1], &m); err != nil {
 			w.fatal(fmt.Errorf("bad control message: %w", err))
 		}
 		switch m.Type {
 		case wire.Heartbeat:
+			continue
+		case wire.Sync: // answered here, at once: its stamps bound the offset
+			skew := int64(w.opt.ClockSkew)
+			w.send(wire.Control{Type: wire.SyncAck, T1: m.T1, T2: recv.UnixNano() + skew, T3: time.Now().UnixNano() + skew})
 			continue
 		case wire.Stop:
 			if !stopped {
