@@ -53,6 +53,9 @@ type Options struct {
 	Job         string                        // the CI job the run belongs to, recorded in run.json
 	Scenario    string                        // run.json's scenario (default: the artifact folder's name)
 	Environment *testbed.Environment          // what the run is measured on, recorded in run.json (nil: not recorded)
+	// WorkerArgs are extra arguments for worker id (the tests give a
+	// worker a skewed clock: --clock-skew); nil: none.
+	WorkerArgs func(id int) []string
 }
 
 // A Progress hears of a run as it goes: Start with the number of requests
@@ -361,9 +364,10 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 	}
 	cpu0, cpuErr := sysstat.ReadCPU()
 	g.out, g.runErr = controller.Run(ctx, controller.Options{
-		Exe:     exe,
-		Version: Version,
-		Stderr:  stderr,
+		WorkerArgs: opt.WorkerArgs,
+		Exe:        exe,
+		Version:    Version,
+		Stderr:     stderr,
 		OnStart: func(phase int, t time.Time) {
 			if phase == len(plan.Phases)-1 {
 				g.t0 = t
