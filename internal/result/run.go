@@ -124,9 +124,9 @@ type ToolHealth struct {
 	// Clocks are the workers' clocks against the controller's, each
 	// measured before its shard (wire.ClockOffset): the phases' start
 	// instants were sent to each in its own clock.
-	Clocks []WorkerClock `json:"clocks,omitempty"`
-	Integrity     []string           `json:"integrity_problems"`
-	Warnings      []string           `json:"warnings"`
+	Clocks    []WorkerClock `json:"clocks,omitempty"`
+	Integrity []string      `json:"integrity_problems"`
+	Warnings  []string      `json:"warnings"`
 }
 
 // Stamps is how the workers timed what they read. The event loop stamps a
