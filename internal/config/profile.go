@@ -234,6 +234,7 @@ type Output struct {
 	ExportPrefix     string   `json:"export_prefix"`      // --profile-export-prefix: AIPerf's export files' name
 	Goodput          string   `json:"goodput"`            // --goodput "metric:value ..."
 	Workers          int      `json:"workers"`            // --workers; 0 picks a default from CPUs and concurrency
+	WorkerListen     string   `json:"worker_listen,omitempty"` // --worker-listen host:port: the workers join from other hosts
 	WorkersMax       int      `json:"workers_max"`        // --workers-max: a ceiling on the default worker count (AIPerf's)
 	MaxErrorRate     float64  `json:"max_error_rate"`     // --max-error-rate, percent of requests
 	SliceDuration    float64  `json:"slice_duration"`     // --slice-duration: seconds per metrics window
@@ -438,6 +439,9 @@ func (p *Profile) Resolve() (*Resolved, error) {
 	}
 	if r.Mix, err = ParseSeqDist(p.SeqDist); err != nil {
 		errs = append(errs, err)
+	}
+	if p.WorkerListen != "" && p.Workers < 1 {
+		bad("--worker-listen needs --workers: how many workers join")
 	}
 	if p.Workers < 0 {
 		bad("--workers %d: must not be negative (0 picks a default)", p.Workers)

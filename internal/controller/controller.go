@@ -9,10 +9,12 @@ package controller
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -31,6 +33,25 @@ import (
 // themselves as workers, look for it in TestMain.
 const RoleEnv = "AIPERF_ACTION_ROLE"
 
+// TokenEnv is where a worker that joins from another host finds the run's
+// worker token (not its command line, which other users of the host see).
+const TokenEnv = "AIPERF_ACTION_WORKER_TOKEN"
+
+// JoinAddrs are the control and records endpoints of a controller that
+// listens at addr (tcp://host:port, or host:port): the port and the next.
+func JoinAddrs(addr string) (control, records string, err error) {
+	hostPort := strings.TrimPrefix(addr, "tcp://")
+	host, port, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return "", "", fmt.Errorf("want tcp://host:port: %v", err)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65534 {
+		return "", "", fmt.Errorf("port %q: want 1 to 65534 (the records take the next one)", port)
+	}
+	return "tcp://" + net.JoinHostPort(host, port), "tcp://" + net.JoinHostPort(host, strconv.Itoa(n+1)), nil
+}
+
 // Options configure a controller run.
 type Options struct {
 	Exe      string // binary to run as workers; os.Executable() when empty
@@ -42,6 +63,14 @@ type Options struct {
 	// WorkerArgs, when set, are extra arguments for worker id's command
 	// line (the tests give a worker a skewed clock).
 	WorkerArgs func(id int) []string
+	// Listen (host:port), when set, binds the control socket there and the
+	// records socket on the next port (port 0: a free pair), and starts no
+	// worker: each joins from wherever it runs (`aiperf-action worker
+	// --join tcp://host:port --index i --of N`, the token in TokenEnv) and
+	// must present Token. OnListen hears the address to join.
+	Listen   string
+	Token    string
+	OnListen func(addr string)
 }
 
 // Outcome describes how the workers did.
@@ -94,6 +123,7 @@ type peer struct {
 	exitErr  error
 	finished bool   // DONE matched by records, or given up on
 	sent     uint64 // requests it had sent, as of its latest batch or heartbeat
+	remote   bool   // joined from elsewhere: no process of ours (cmd nil)
 	syncT1   int64  // the outstanding SYNC's t1
 	samples  []wire.SyncSample
 	clock    *wire.ClockOffset
@@ -123,18 +153,36 @@ func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, 
 	}
 	sockCtx, closeSocks := context.WithCancel(context.Background())
 	defer closeSocks()
-	router := zmq4.NewRouter(sockCtx, zmq4.WithID(zmq4.SocketIdentity("controller")))
+	var router, pull zmq4.Socket
+	if opt.Listen == "" {
+		router = zmq4.NewRouter(sockCtx, zmq4.WithID(zmq4.SocketIdentity("controller")))
+		pull = zmq4.NewPull(sockCtx)
+		if err := router.Listen("tcp://127.0.0.1:0"); err != nil {
+			router.Close()
+			pull.Close()
+			return nil, fmt.Errorf("bind control socket: %w", err)
+		}
+		if err := pull.Listen("tcp://127.0.0.1:0"); err != nil {
+			router.Close()
+			pull.Close()
+			return nil, fmt.Errorf("bind records socket: %w", err)
+		}
+	} else {
+		if opt.Token == "" {
+			return nil, errors.New("workers that join from other hosts need a token")
+		}
+		var err error
+		if router, pull, err = bindPair(sockCtx, opt.Listen); err != nil {
+			return nil, err
+		}
+	}
 	defer router.Close()
-	pull := zmq4.NewPull(sockCtx)
 	defer pull.Close()
-	if err := router.Listen("tcp://127.0.0.1:0"); err != nil {
-		return nil, fmt.Errorf("bind control socket: %w", err)
-	}
-	if err := pull.Listen("tcp://127.0.0.1:0"); err != nil {
-		return nil, fmt.Errorf("bind records socket: %w", err)
-	}
 	ctrlAddr := "tcp://" + router.Addr().String()
 	recAddr := "tcp://" + pull.Addr().String()
+	if opt.OnListen != nil && opt.Listen != "" {
+		opt.OnListen(ctrlAddr)
+	}
 
 	out := &Outcome{}
 	ctrlCh := make(chan wire.Control, 256)
@@ -149,6 +197,11 @@ func Run(ctx context.Context, opt Options, shards []*wire.ShardSpec) (*Outcome, 
 	peers := make([]*peer, len(shards))
 	var logMu sync.Mutex
 	for i := range shards {
+		if opt.Listen != "" { // (a worker that joins: its process is not ours)
+			peers[i] = &peer{id: i, remote: true, lastSeen: time.Now(), nextSeq: 1, spawned: time.Now()}
+			out.Workers = append(out.Workers, Worker{ID: i})
+			continue
+		}
 		logs := &lineWriter{mu: &logMu, dst: opt.Stderr, prefix: []byte("[worker " + strconv.Itoa(i) + "] ")}
 		args := []string{"worker", "--id", strconv.Itoa(i), "--control", ctrlAddr, "--records", recAddr}
 		if opt.WorkerArgs != nil {
@@ -255,6 +308,9 @@ func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 	phases := len(shards[0].Phases)
 	ph := phaseHello
 	limit := wire.HandshakeFor(shards[0])
+	if r.opt.Listen != "" {
+		limit += wire.JoinLimit
+	}
 	deadline := time.Now().Add(limit)
 	hb := time.NewTicker(wire.HeartbeatEvery)
 	defer hb.Stop()
@@ -306,6 +362,18 @@ func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 			p.sent = max(p.sent, m.Sent)
 			switch m.Type {
 			case wire.Hello:
+				if p.remote {
+					if p.hello || subtle.ConstantTimeCompare([]byte(m.Token), []byte(r.opt.Token)) != 1 {
+						fmt.Fprintf(r.opt.Stderr, "aiperf-action: ignored a HELLO as worker %d: %s\n", p.id, map[bool]string{true: "that worker has joined", false: "wrong token"}[p.hello])
+						continue
+					}
+					if m.Of != len(r.peers) {
+						stop(fmt.Sprintf("worker %d joined as one of %d; this run has %d (--of)", p.id, m.Of, len(r.peers)))
+						return r.err()
+					}
+					p.pid = m.PID
+					r.out.Workers[p.id].PID = m.PID
+				}
 				if m.Version != r.opt.Version {
 					stop(fmt.Sprintf("worker %d runs version %q, controller %q", p.id, m.Version, r.opt.Version))
 					return r.err()
@@ -357,11 +425,22 @@ func (r *run) loop(ctx context.Context, shards []*wire.ShardSpec) error {
 		case <-hb.C:
 			r.broadcast(wire.Control{Type: wire.Heartbeat}, func(p *peer) bool { return !p.finished })
 			for _, p := range r.peers {
-				if !p.finished && !p.done && !p.exited && time.Since(p.lastSeen) > wire.SilenceLimit {
+				// (A worker that joins is silent until its HELLO: the join's
+				// deadline waits for it.)
+				if !p.finished && !p.done && !p.exited && (!p.remote || p.hello) && time.Since(p.lastSeen) > wire.SilenceLimit {
 					r.problem(p, "silent for %s", wire.SilenceLimit)
 					p.finished = true
-					_ = p.cmd.Process.Kill()
-					stop(fmt.Sprintf("worker %d (pid %d) stopped answering", p.id, p.pid))
+					if !p.remote {
+						_ = p.cmd.Process.Kill()
+						stop(fmt.Sprintf("worker %d (pid %d) stopped answering", p.id, p.pid))
+						continue
+					}
+					// Its process is not ours to watch: its requests in flight
+					// are lost with it, counted as a dead local worker's are.
+					lost := p.sent - min(p.sent, p.received)
+					r.out.LostInFlight += int(lost)
+					p.exited = true
+					stop(fmt.Sprintf("worker %d (pid %d on its host) stopped answering: %d records received, %d requests it had sent lost in flight", p.id, p.pid, p.received, lost))
 				}
 			}
 		}
@@ -421,6 +500,10 @@ func (r *run) batch(b []byte) {
 	p := r.peer(bt.Worker)
 	if p == nil {
 		r.failure = append(r.failure, fmt.Sprintf("records from unknown worker %d", bt.Worker))
+		return
+	}
+	if p.remote && subtle.ConstantTimeCompare([]byte(bt.Token), []byte(r.opt.Token)) != 1 {
+		r.failure = append(r.failure, fmt.Sprintf("refused %d records claiming worker %d without the run's token", len(bt.Records), bt.Worker))
 		return
 	}
 	p.lastSeen = time.Now()
@@ -496,7 +579,7 @@ func (r *run) reap() {
 	for {
 		alive := 0
 		for _, p := range r.peers {
-			if p != nil && !p.exited {
+			if p != nil && !p.exited && !p.remote {
 				alive++
 			}
 		}
@@ -534,7 +617,7 @@ func (r *run) usage(ev exitEvent) {
 
 func killAll(peers []*peer) {
 	for _, p := range peers {
-		if p != nil && !p.exited && p.cmd.Process != nil {
+		if p != nil && !p.exited && p.cmd != nil && p.cmd.Process != nil {
 			_ = p.cmd.Process.Kill()
 		}
 	}
@@ -545,6 +628,38 @@ func exitText(err error) string {
 		return "exit status 0"
 	}
 	return err.Error()
+}
+
+// bindPair binds the control socket at listen (host:port) and the records
+// socket on the next port; port 0 tries free pairs, at most 20.
+func bindPair(ctx context.Context, listen string) (router, pull zmq4.Socket, err error) {
+	host, port, err := net.SplitHostPort(strings.TrimPrefix(listen, "tcp://"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("--worker-listen %s: want host:port: %v", listen, err)
+	}
+	want, err := strconv.Atoi(port)
+	if err != nil || want < 0 || want > 65534 {
+		return nil, nil, fmt.Errorf("--worker-listen %s: port %q: want 0 to 65534 (the records take the next one)", listen, port)
+	}
+	for try := 0; try < 20; try++ {
+		router = zmq4.NewRouter(ctx, zmq4.WithID(zmq4.SocketIdentity("controller")))
+		pull = zmq4.NewPull(ctx)
+		err = router.Listen("tcp://" + net.JoinHostPort(host, port))
+		if err == nil {
+			_, p, _ := net.SplitHostPort(router.Addr().String())
+			n, _ := strconv.Atoi(p)
+			err = pull.Listen("tcp://" + net.JoinHostPort(host, strconv.Itoa(n+1)))
+			if err == nil {
+				return router, pull, nil
+			}
+		}
+		router.Close()
+		pull.Close()
+		if want != 0 {
+			break
+		}
+	}
+	return nil, nil, fmt.Errorf("--worker-listen %s: bind the control port and the next: %v", listen, err)
 }
 
 func readControl(ctx context.Context, s zmq4.Socket, out chan<- wire.Control) {

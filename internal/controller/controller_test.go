@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,8 +46,10 @@ func fakeWorker(mode string) {
 	p := zmq4.NewPush(ctx, zmq4.WithDialerMaxRetries(-1), zmq4.WithDialerRetry(20*time.Millisecond))
 	d.Dial(*ctrl)
 	p.Dial(*recs)
+	token := os.Getenv(TokenEnv)
+	of, _ := strconv.Atoi(os.Getenv("AIPERF_FAKE_WORKER_OF"))
 	send := func(m wire.Control) {
-		m.Worker = *id
+		m.Worker, m.Token, m.Of = *id, token, of
 		b, _ := json.Marshal(m)
 		d.Send(zmq4.NewMsg(b))
 	}
@@ -70,7 +73,7 @@ func fakeWorker(mode string) {
 			}
 		}
 	}
-	send(wire.Control{Type: wire.Hello, Version: "test"})
+	send(wire.Control{Type: wire.Hello, Version: "test", PID: os.Getpid()})
 	shard := recv(wire.Shard).Shard
 	send(wire.Control{Type: wire.Ready})
 	start := recv(wire.Start)
@@ -94,7 +97,7 @@ func fakeWorker(mode string) {
 		if mode == "gap" && seq == 2 {
 			continue // lose record 2
 		}
-		b, _ := json.Marshal(record.Batch{Worker: *id, First: seq, Records: []record.Record{{Worker: *id, Seq: seq, Index: entries[i].Index, Due: lead}}})
+		b, _ := json.Marshal(record.Batch{Worker: *id, First: seq, Token: token, Records: []record.Record{{Worker: *id, Seq: seq, Index: entries[i].Index, Due: lead}}})
 		p.Send(zmq4.NewMsg(b))
 	}
 	claimed := seq
@@ -214,5 +217,56 @@ func TestClockOffsets(t *testing.T) {
 				t.Errorf("skew %s: a worker's start instant was %.1f ms ahead by its own clock, want 0 to %s", skew, float64(l)/1e6, wire.StartLead)
 			}
 		}
+	}
+}
+
+// Workers that join by address (Listen): a HELLO without the run's token
+// is ignored and said so, and the run waits for the worker with it; with
+// every token right, the run completes as a spawned one does.
+func TestJoinNeedsTheToken(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(modeEnv, "ok")
+	t.Setenv("AIPERF_FAKE_WORKER_OF", "2")
+	for _, tokens := range [][2]string{{"wrong", "right"}, {"right", "right"}} {
+		var cmds []*exec.Cmd
+		var log strings.Builder
+		got := 0
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		out, err := Run(ctx, Options{Version: "test", Listen: "127.0.0.1:0", Token: "right", Stderr: &log, OnRecord: func(*record.Record) { got++ },
+			OnListen: func(addr string) {
+				ctrl, recs, err := JoinAddrs(addr)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for i, tok := range tokens {
+					c := exec.Command(self, "worker", "--id", strconv.Itoa(i), "--control", ctrl, "--records", recs)
+					c.Env = append(os.Environ(), RoleEnv+"=worker", TokenEnv+"="+tok)
+					if err := c.Start(); err != nil {
+						t.Error(err)
+					}
+					cmds = append(cmds, c)
+				}
+			}}, shards(2, 5))
+		cancel()
+		for _, c := range cmds {
+			c.Process.Kill()
+			c.Wait()
+		}
+		if tokens[0] == "wrong" {
+			if err == nil || !strings.Contains(log.String(), "ignored a HELLO as worker 0: wrong token") || got != 0 {
+				t.Errorf("a wrong token: err %v, %d records, log %q", err, got, log.String())
+			}
+			continue
+		}
+		if err != nil || got != 10 || out.Workers[0].PID == 0 {
+			t.Errorf("right tokens: err %v, %d records, %+v", err, got, out.Workers)
+		}
+	}
+	if _, _, err := JoinAddrs("tcp://host:65535"); err == nil {
+		t.Error("port 65535 taken: its records port would be 65536")
 	}
 }

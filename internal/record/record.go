@@ -99,4 +99,7 @@ type Batch struct {
 	// Sent is how many requests the worker had sent when it shipped the
 	// batch: should it die, those without a record were in flight.
 	Sent uint64 `json:"sent,omitempty"`
+	// Token is the run's worker token, from a worker that joined over the
+	// network: the controller takes no records without it.
+	Token string `json:"token,omitempty"`
 }

@@ -124,7 +124,7 @@ type SearchOptions struct {
 // exporters) and of the search's own options, so that the same search
 // of another build of the server, or on another port, shares it.
 func SearchStoreKey(p config.Profile, param string, slo SearchSLO, o capacity.Options) string {
-	p.URL, p.MoreURLs, p.ArtifactDir, p.APIKey, p.Headers = "", nil, "", "", nil
+	p.URL, p.MoreURLs, p.ArtifactDir, p.APIKey, p.Headers, p.WorkerListen = "", nil, "", "", nil, ""
 	p.ServerMetrics, p.GPUTelemetry, p.OTelURL, p.OTelHeaders = nil, nil, "", nil
 	o.OnProbe = nil
 	b, _ := json.Marshal(struct {

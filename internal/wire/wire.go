@@ -58,6 +58,10 @@ const (
 	DrainLimit       = 10 * time.Second // after STOP, for workers to finish and send DONE
 	RecordsAfterDone = 3 * time.Second  // after DONE, with no batch arriving, the rest is lost
 	StartLead        = 50 * time.Millisecond
+	// JoinLimit bounds the wait for workers that join from other hosts
+	// (controller.Options.Listen): they are started by hand or by a
+	// scheduler, not by the controller.
+	JoinLimit = 10 * time.Minute
 	BatchEvery       = 20 * time.Millisecond
 	BatchMax         = 64
 )
@@ -113,6 +117,10 @@ type Control struct {
 	T3 int64 `json:"t3,omitempty"`
 	// Recv is when the controller read the message (its clock), not sent.
 	Recv int64 `json:"-"`
+	// Token (HELLO) is the run's worker token, from a worker that joined
+	// over the network; Of (HELLO) the number of workers it was told of.
+	Token string `json:"token,omitempty"`
+	Of    int    `json:"of,omitempty"`
 }
 
 // Stamps is how a worker's response reads were timed.

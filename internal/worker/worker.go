@@ -46,6 +46,11 @@ type Options struct {
 	// it is given): a host whose clock is that far ahead, for the tests of
 	// the clock offsets. 0 on a real host.
 	ClockSkew time.Duration
+	// Token and Of, for a worker that joined from another host: the run's
+	// worker token (in its HELLO and every record batch) and how many
+	// workers the run has (checked by the controller).
+	Token string
+	Of    int
 }
 
 type worker struct {
@@ -124,7 +129,7 @@ func (w *worker) goRun(f func()) {
 
 // handshake says HELLO, takes the shard and says READY.
 func (w *worker) handshake() (*wire.ShardSpec, endpoint.Kind, error) {
-	w.send(wire.Control{Type: wire.Hello, PID: os.Getpid(), Version: w.opt.Version, Clock: time.Now().UnixNano()})
+	w.send(wire.Control{Type: wire.Hello, PID: os.Getpid(), Version: w.opt.Version, Clock: time.Now().UnixNano(), Token: w.opt.Token, Of: w.opt.Of})
 	m, err := w.await(wire.Shard, wire.HandshakeLimit)
 	if err != nil {
 		return nil, nil, err
@@ -378,7 +383,7 @@ func (w *worker) flush() {
 	if sent := w.sent.Load(); len(recs) == 0 && sent != w.reported {
 		// No records, but requests went out: say so, so that the
 		// controller knows what was in flight should this process die.
-		b := record.Batch{Worker: w.opt.ID, First: w.shipped + 1, Sent: sent}
+		b := record.Batch{Worker: w.opt.ID, First: w.shipped + 1, Sent: sent, Token: w.opt.Token}
 		payload, _ := json.Marshal(&b)
 		if err := w.push.Send(zmq4.NewMsg(payload)); err != nil {
 			w.fatal(fmt.Errorf("send records: %w", err))
@@ -387,7 +392,7 @@ func (w *worker) flush() {
 	}
 	for len(recs) > 0 {
 		n := min(len(recs), wire.BatchMax)
-		b := record.Batch{Worker: w.opt.ID, First: recs[0].Seq, Records: recs[:n], Sent: w.sent.Load()}
+		b := record.Batch{Worker: w.opt.ID, First: recs[0].Seq, Records: recs[:n], Sent: w.sent.Load(), Token: w.opt.Token}
 		w.reported = b.Sent
 		payload, err := json.Marshal(&b)
 		if err != nil {
@@ -436,6 +441,11 @@ func (w *worker) readControl() {
 		switch m.Type {
 		case wire.Heartbeat:
 			continue
+		case wire.Bye:
+			// The controller closes its sockets once every worker has its
+			// BYE: an EOF after it is the end, not a failure (a worker that
+			// joined from another host is not waited for as a child is).
+			w.closing.Store(true)
 		case wire.Sync: // answered here, at once: its stamps bound the offset
 			skew := int64(w.opt.ClockSkew)
 			w.send(wire.Control{Type: wire.SyncAck, T1: m.T1, T2: recv.UnixNano() + skew, T3: time.Now().UnixNano() + skew})
