@@ -61,9 +61,9 @@ const (
 	// JoinLimit bounds the wait for workers that join from other hosts
 	// (controller.Options.Listen): they are started by hand or by a
 	// scheduler, not by the controller.
-	JoinLimit = 10 * time.Minute
-	BatchEvery       = 20 * time.Millisecond
-	BatchMax         = 64
+	JoinLimit  = 10 * time.Minute
+	BatchEvery = 20 * time.Millisecond
+	BatchMax   = 64
 )
 
 // HandshakeFor is the handshake's limit for shard: HandshakeLimit, and a
