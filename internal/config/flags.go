@@ -50,6 +50,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&p.ArtifactDir, "artifact-dir", p.ArtifactDir, "alias of --output-artifact-dir (AIPerf's name)")
 	fs.StringVar(&p.Goodput, "goodput", p.Goodput, "SLOs \"metric:value ...\" (ms, or tokens/sec/user)")
 	fs.IntVar(&p.Workers, "workers", p.Workers, "worker processes (default: one per 512 concurrent streams, at most one per CPU but one)")
+	fs.IntSliceVar(&p.WorkerWeights, "worker-weights", nil, "each worker's share of the requests and of a concurrency, for machines of unequal size (2,1,1: the first takes half); one a worker")
 	fs.StringVar(&p.WorkerListen, "worker-listen", "", "host:port: start no worker here; the --workers workers join from other hosts (aiperf-action worker --join tcp://host:port --index i --of N, the run's token in $AIPERF_ACTION_WORKER_TOKEN), over this port and the next")
 	fs.Var(percentFlag{&p.MaxErrorRate}, "max-error-rate", "error rate above which the run fails (exit 2): 5%, or 5 (percent), or 0.05 (a fraction), as compare's")
 	fs.Float64Var(&p.SliceDuration, "slice-duration", p.SliceDuration, "seconds per metrics window in run.json")
@@ -199,7 +200,7 @@ var flagGroups = map[string][]string{
 		"request-rate-ramp-duration", "concurrency-ramp-duration", "request-cancellation-rate", "request-cancellation-delay"},
 	"Output":         {"output-artifact-dir", "artifact-dir", "auto-plot", "slice-duration", "goodput", "max-error-rate", "export-level", "profile-export-level", "profile-export-prefix", "profile-export-file"},
 	"Server metrics": {"server-metrics", "no-server-metrics", "use-server-token-count", "gpu-telemetry", "no-gpu-telemetry", "otel-url", "otel-headers", "gen-ai-provider"},
-	"Tool":           {"workers", "worker-listen"},
+	"Tool":           {"workers", "worker-listen", "worker-weights"},
 }
 
 // GroupRank is a group's place in --help.

@@ -235,6 +235,7 @@ type Output struct {
 	Goodput          string   `json:"goodput"`                 // --goodput "metric:value ..."
 	Workers          int      `json:"workers"`                 // --workers; 0 picks a default from CPUs and concurrency
 	WorkerListen     string   `json:"worker_listen,omitempty"` // --worker-listen host:port: the workers join from other hosts
+	WorkerWeights    []int    `json:"worker_weights,omitempty"` // --worker-weights 2,1,1: each worker's share of the load (unequal machines)
 	WorkersMax       int      `json:"workers_max"`             // --workers-max: a ceiling on the default worker count (AIPerf's)
 	MaxErrorRate     float64  `json:"max_error_rate"`          // --max-error-rate, percent of requests
 	SliceDuration    float64  `json:"slice_duration"`          // --slice-duration: seconds per metrics window
@@ -442,6 +443,17 @@ func (p *Profile) Resolve() (*Resolved, error) {
 	}
 	if p.WorkerListen != "" && p.Workers < 1 {
 		bad("--worker-listen needs --workers: how many workers join")
+	}
+	if len(p.WorkerWeights) > 0 {
+		if len(p.WorkerWeights) != p.Workers {
+			bad("--worker-weights %v: one weight a worker (--workers %d)", p.WorkerWeights, p.Workers)
+		}
+		for _, w := range p.WorkerWeights {
+			if w < 1 || w > 1000 {
+				bad("--worker-weights %v: each weight from 1 to 1000", p.WorkerWeights)
+				break
+			}
+		}
 	}
 	if p.Workers < 0 {
 		bad("--workers %d: must not be negative (0 picks a default)", p.Workers)

@@ -150,3 +150,62 @@ func TestLineWriter(t *testing.T) {
 		}
 	}
 }
+
+// --worker-weights: machines of unequal size take shares in proportion,
+// of an open loop's requests and of a ceiling, still disjoint and
+// complete; a ceiling below the number of workers is refused.
+func TestShardsByWeights(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		c       int
+		weights []int
+		want    []int
+	}{{8, []int{2, 1, 1}, []int{4, 2, 2}}, {7, []int{2, 1, 1}, []int{3, 2, 2}}, {3, []int{10, 1, 1}, []int{1, 1, 1}}, {100, []int{3, 1}, []int{75, 25}}} {
+		if got := Proportional(c.c, c.weights); !slices.Equal(got, c.want) {
+			t.Errorf("Proportional(%d, %v) = %v, want %v", c.c, c.weights, got, c.want)
+		}
+	}
+	for _, open := range []bool{true, false} {
+		pl, p := plan(t, func(p *config.Profile) {
+			p.RequestCount, p.WorkerWeights, p.Workers = 400, []int{2, 1, 1}, 3
+			if open {
+				p.RequestRate = 100
+			} else {
+				p.Concurrency, p.ConcurrencySet = 8, true
+			}
+		})
+		shards := Shards(pl, p, wire.ShardSpec{}, 3)
+		if len(shards) != 3 {
+			t.Fatalf("%d shards", len(shards))
+		}
+		ph := pl.Phases[len(pl.Phases)-1]
+		seen := map[int]bool{}
+		var counts []int
+		for w, s := range shards {
+			part := s.Phases[len(s.Phases)-1]
+			it := part.Phase.Share(part.Weights, w)
+			n := 0
+			for it.Next(true) {
+				if seen[it.Entry().Index] {
+					t.Fatalf("entry %d dealt twice", it.Entry().Index)
+				}
+				seen[it.Entry().Index] = true
+				n++
+			}
+			if n != part.Count {
+				t.Fatalf("worker %d: %d entries, Count %d", w, n, part.Count)
+			}
+			counts = append(counts, n)
+			if !open && part.Concurrency != []int{4, 2, 2}[w] {
+				t.Errorf("worker %d: concurrency %d", w, part.Concurrency)
+			}
+		}
+		if len(seen) != ph.Len() || !slices.Equal(counts, []int{200, 100, 100}) {
+			t.Errorf("open %v: %d of %d entries, counts %v (want 200, 100, 100)", open, len(seen), ph.Len(), counts)
+		}
+	}
+	pl, _ := plan(t, func(p *config.Profile) { p.Concurrency, p.ConcurrencySet, p.RequestCount = 2, true, 10 })
+	if err := CheckWeights(pl, []int{1, 1, 1}); err == nil || !strings.Contains(err.Error(), "concurrency 2 is below the 3 workers") {
+		t.Errorf("concurrency 2 over 3 weighted workers: %v", err)
+	}
+}

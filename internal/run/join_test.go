@@ -88,8 +88,9 @@ func joinProfile(t *testing.T, url, name string) config.Profile {
 	return p
 }
 
-// Workers that join the controller by address, as on other hosts: the
-// plan and its hash are a local run's, every record arrives, each worker's
+// Workers that join the controller by address, as on other hosts, one
+// weighted twice the others: the plan and its hash are a local run's, the
+// first worker sends half of it, every record arrives, each worker's
 // clock is measured (one 1 s ahead), and a worker lost mid-run fails the
 // run with its requests in flight counted, never a silent partial merge.
 func TestWorkersJoinByAddress(t *testing.T) {
@@ -116,7 +117,7 @@ func TestWorkersJoinByAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := joinProfile(t, url, "joined")
-	p.WorkerListen = "127.0.0.1:0"
+	p.WorkerListen, p.WorkerWeights = "127.0.0.1:0", []int{2, 1, 1} // (the first host twice the others' size)
 	res, err, log := joinRun(t, p, "tok-e2e-1", func(i int) []string {
 		if i == 1 {
 			return []string{"--clock-skew=1s"}
@@ -129,6 +130,9 @@ func TestWorkersJoinByAddress(t *testing.T) {
 	r := res.Run
 	if r.ProfileHash != lres.Run.ProfileHash || r.Counts.Requests != 90 || r.Counts.OK != 90 || len(r.ToolHealth.Integrity) > 0 {
 		t.Fatalf("joined: hash %s (local %s), %d requests, %d ok, problems %v", r.ProfileHash, lres.Run.ProfileHash, r.Counts.Requests, r.Counts.OK, r.ToolHealth.Integrity)
+	}
+	if rb := r.ToolHealth.Records; rb[0] != 45 || rb[1]+rb[2] != 45 {
+		t.Errorf("records by worker %v: want 45 from the worker of weight 2 of 4", rb)
 	}
 	if len(r.ToolHealth.Clocks) != 3 || r.ToolHealth.Clocks[1].OffsetNs < int64(time.Second)-r.ToolHealth.Clocks[1].UncertaintyNs {
 		t.Errorf("clocks %+v", r.ToolHealth.Clocks)

@@ -317,6 +317,11 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 			workers = min(workers, p.WorkersMax)
 		}
 	}
+	if len(p.WorkerWeights) > 0 {
+		if err := controller.CheckWeights(plan, p.WorkerWeights); err != nil {
+			return nil, Failf("%v", err)
+		}
+	}
 	headers := r.parsed.Headers
 	shards := controller.Shards(plan, p, wire.ShardSpec{Knobs: ReadKnobs(os.Getenv), URL: target, URLs: manyOf(r.targets), Headers: headers, APIKey: p.APIKey, EndpointType: p.EndpointType,
 		RequestTemplate: p.RequestTemplate, PayloadTemplate: p.PayloadTemplate, ResponseField: p.ResponseField, Streaming: p.Streaming, TimeoutNs: int64(p.RequestTimeoutSeconds * float64(time.Second))}, workers)
