@@ -220,25 +220,25 @@ type Tokens struct {
 
 // Output is what a run writes and how it is judged on its own.
 type Output struct {
-	ServerMetrics    []string `json:"server_metrics"`          // --server-metrics URL..., scraped during the run
-	NoServerMetrics  bool     `json:"no_server_metrics"`       // --no-server-metrics: don't probe <url>/metrics
-	GPUTelemetry     []string `json:"gpu_telemetry"`           // --gpu-telemetry values: DCGM exporter URLs, a fields .csv, "dashboard"
-	ShowGPUTelemetry bool     `json:"show_gpu_telemetry"`      // --gpu-telemetry given: print its table
-	NoGPUTelemetry   bool     `json:"no_gpu_telemetry"`        // --no-gpu-telemetry: scrape no DCGM exporter
-	OTelURL          string   `json:"otel_url"`                // --otel-url: an OTLP/HTTP collector the requests' GenAI metrics stream to
-	OTelHeaders      []string `json:"otel_headers"`            // --otel-headers (never in run.json: they may be credentials)
-	GenAIProvider    string   `json:"gen_ai_provider"`         // --gen-ai-provider: gen_ai.provider.name on the exported metrics
-	AutoPlot         bool     `json:"auto_plot"`               // --auto-plot: draw the run's charts into <artifact-dir>/plots after it
-	ArtifactDir      string   `json:"artifact_dir"`            // --artifact-dir
-	ExportLevel      string   `json:"export_level"`            // --export-level: summary or records (AIPerf's default)
-	ExportPrefix     string   `json:"export_prefix"`           // --profile-export-prefix: AIPerf's export files' name
-	Goodput          string   `json:"goodput"`                 // --goodput "metric:value ..."
-	Workers          int      `json:"workers"`                 // --workers; 0 picks a default from CPUs and concurrency
-	WorkerListen     string   `json:"worker_listen,omitempty"` // --worker-listen host:port: the workers join from other hosts
+	ServerMetrics    []string `json:"server_metrics"`           // --server-metrics URL..., scraped during the run
+	NoServerMetrics  bool     `json:"no_server_metrics"`        // --no-server-metrics: don't probe <url>/metrics
+	GPUTelemetry     []string `json:"gpu_telemetry"`            // --gpu-telemetry values: DCGM exporter URLs, a fields .csv, "dashboard"
+	ShowGPUTelemetry bool     `json:"show_gpu_telemetry"`       // --gpu-telemetry given: print its table
+	NoGPUTelemetry   bool     `json:"no_gpu_telemetry"`         // --no-gpu-telemetry: scrape no DCGM exporter
+	OTelURL          string   `json:"otel_url"`                 // --otel-url: an OTLP/HTTP collector the requests' GenAI metrics stream to
+	OTelHeaders      []string `json:"otel_headers"`             // --otel-headers (never in run.json: they may be credentials)
+	GenAIProvider    string   `json:"gen_ai_provider"`          // --gen-ai-provider: gen_ai.provider.name on the exported metrics
+	AutoPlot         bool     `json:"auto_plot"`                // --auto-plot: draw the run's charts into <artifact-dir>/plots after it
+	ArtifactDir      string   `json:"artifact_dir"`             // --artifact-dir
+	ExportLevel      string   `json:"export_level"`             // --export-level: summary or records (AIPerf's default)
+	ExportPrefix     string   `json:"export_prefix"`            // --profile-export-prefix: AIPerf's export files' name
+	Goodput          string   `json:"goodput"`                  // --goodput "metric:value ..."
+	Workers          int      `json:"workers"`                  // --workers; 0 picks a default from CPUs and concurrency
+	WorkerListen     string   `json:"worker_listen,omitempty"`  // --worker-listen host:port: the workers join from other hosts
 	WorkerWeights    []int    `json:"worker_weights,omitempty"` // --worker-weights 2,1,1: each worker's share of the load (unequal machines)
-	WorkersMax       int      `json:"workers_max"`             // --workers-max: a ceiling on the default worker count (AIPerf's)
-	MaxErrorRate     float64  `json:"max_error_rate"`          // --max-error-rate, percent of requests
-	SliceDuration    float64  `json:"slice_duration"`          // --slice-duration: seconds per metrics window
+	WorkersMax       int      `json:"workers_max"`              // --workers-max: a ceiling on the default worker count (AIPerf's)
+	MaxErrorRate     float64  `json:"max_error_rate"`           // --max-error-rate, percent of requests
+	SliceDuration    float64  `json:"slice_duration"`           // --slice-duration: seconds per metrics window
 }
 
 // DefaultProfile holds AIPerf's defaults where AIPerf has one.
