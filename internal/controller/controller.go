@@ -18,8 +18,10 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-zeromq/zmq4"
@@ -93,6 +95,7 @@ type Worker struct {
 	Exited      bool
 	CPUSeconds  float64
 	WallSeconds float64
+	MaxRSSBytes int64 // peak resident memory, from the OS (0: not known)
 	GCPause     time.Duration // the worker's total GC pause, from its DONE
 	Stamps      *wire.Stamps  // how its reads were stamped, from its DONE
 	// Clock is its clock against the controller's, measured before its
@@ -611,6 +614,12 @@ func (r *run) usage(ev exitEvent) {
 		w.Exited = true
 		w.CPUSeconds = (ev.state.UserTime() + ev.state.SystemTime()).Seconds()
 		w.WallSeconds = ev.at.Sub(p.spawned).Seconds()
+		if ru, ok := ev.state.SysUsage().(*syscall.Rusage); ok && ru != nil {
+			w.MaxRSSBytes = int64(ru.Maxrss)
+			if runtime.GOOS == "linux" {
+				w.MaxRSSBytes *= 1024 // (kilobytes there; bytes on macOS)
+			}
+		}
 	}
 	w.GCPause, w.Stamps = p.gcPause, p.stamps
 }

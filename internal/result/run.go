@@ -162,6 +162,9 @@ type WorkerCPU struct {
 	CPUSeconds  float64 `json:"cpu_s"`
 	WallSeconds float64 `json:"wall_s"`
 	Util        float64 `json:"util"`
+	// MaxRSSMB is the process's peak resident memory, from the OS (0 where
+	// it does not say).
+	MaxRSSMB float64 `json:"max_rss_mb,omitempty"`
 }
 
 // FileMode is every artifact's mode: an ordinary file, readable by a later

@@ -29,7 +29,7 @@ func workerHealth(th *result.ToolHealth, out *controller.Outcome, sum *metrics.S
 	var ids []int
 	for _, w := range out.Workers {
 		if w.Exited && w.WallSeconds > 0 {
-			th.ClientCPU = append(th.ClientCPU, result.WorkerCPU{Worker: w.ID, CPUSeconds: w.CPUSeconds, WallSeconds: w.WallSeconds, Util: w.CPUSeconds / w.WallSeconds})
+			th.ClientCPU = append(th.ClientCPU, result.WorkerCPU{Worker: w.ID, CPUSeconds: w.CPUSeconds, WallSeconds: w.WallSeconds, Util: w.CPUSeconds / w.WallSeconds, MaxRSSMB: float64(w.MaxRSSBytes) / (1 << 20)})
 		}
 		th.GCPauseMs += float64(w.GCPause) / 1e6
 		th.WorkerPIDs[w.ID] = w.PID
