@@ -17,8 +17,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"strconv"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -95,7 +95,7 @@ type Worker struct {
 	Exited      bool
 	CPUSeconds  float64
 	WallSeconds float64
-	MaxRSSBytes int64 // peak resident memory, from the OS (0: not known)
+	MaxRSSBytes int64         // peak resident memory, from the OS (0: not known)
 	GCPause     time.Duration // the worker's total GC pause, from its DONE
 	Stamps      *wire.Stamps  // how its reads were stamped, from its DONE
 	// Clock is its clock against the controller's, measured before its
