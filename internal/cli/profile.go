@@ -22,6 +22,15 @@ import (
 const WorkerBinEnv = run.WorkerBinEnv
 
 func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cmdline := "aiperf-action profile " + strings.Join(args, " ")
+	rest, isls, curve, err := prefillRecipe(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "aiperf-action profile: %v\n", err)
+		return ExitError
+	}
+	if curve {
+		args = rest // (AIPerf's prefill-ttft-curve: a sweep of input lengths)
+	}
 	for _, a := range args {
 		if a == "--search-recipe" || strings.HasPrefix(a, "--search-recipe=") {
 			// AIPerf's `aiperf profile --search-recipe …` is a search.
@@ -50,6 +59,14 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		p.URL = config.DefaultURL // AIPerf's default
 	}
 	p.NoteSet(fs)
+	var then func(*run.SweepResult) error
+	if curve {
+		fs.SetOutput(stdout)
+		if then, err = prefillCurve(&p, fs, isls); err != nil {
+			fmt.Fprintf(stderr, "aiperf-action profile: %v\n", err)
+			return ExitError
+		}
+	}
 	if err := multi.check(); err != nil {
 		fmt.Fprintf(stderr, "aiperf-action profile: %v\n", err)
 		return ExitError
@@ -62,7 +79,7 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if !fs.Changed("random-seed") {
 			p.Seed, p.SeedSet = 42, true // (AIPerf's base seed; value i takes 42+i)
 		}
-		return sweep.execute(ctx, p, multi, "aiperf-action profile "+strings.Join(args, " "), stdout, stderr)
+		return sweep.executeThen(ctx, p, multi, cmdline, stdout, stderr, then)
 	}
 	if multi.runs > 1 {
 		if !fs.Changed("random-seed") {

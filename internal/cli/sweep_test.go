@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/result"
+	"github.com/aiperf-action/aiperf-action/internal/run"
+	"github.com/aiperf-action/aiperf-action/internal/sim"
 )
 
 // AIPerf's parameter sweep from the command line: several --concurrency
@@ -120,4 +122,41 @@ func atoi(s string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// AIPerf's prefill-ttft-curve recipe: a run a doubling input length at
+// concurrency 1 against engine mode (whose prefill grows with the prompt),
+// and sweep_aggregate/prefill_curve.json with the linear fit, its slope
+// positive; without --streaming, or with a concurrency of its own, it is
+// refused before any load.
+func TestPrefillTTFTCurve(t *testing.T) {
+	cfg, err := sim.EngineConfig("qwen3-0.6b-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sim.New(cfg)
+	t.Cleanup(func() { s.Close() })
+	url := serveHandler(t, s)
+	dir := filepath.Join(t.TempDir(), "curve")
+	base := []string{"profile", "-m", "sim", "-u", url, "--search-recipe", "prefill-ttft-curve", "--isl-min", "256", "--isl-max", "4096",
+		"--request-count", "3", "--osl", "2", "--extra-inputs", "ignore_eos:true"}
+	res := runCLI(t, 2*time.Minute, append(base, "--streaming", "--artifact-dir", dir)...)
+	if res.code != 0 || !strings.Contains(res.stdout, "TTFT(ms) = ") {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	var c run.PrefillCurve
+	b, err := os.ReadFile(filepath.Join(dir, "sweep_aggregate", run.PrefillCurveFile))
+	if err != nil || json.Unmarshal(b, &c) != nil {
+		t.Fatalf("prefill_curve.json: %v", err)
+	}
+	if c.FitForm != "linear" || len(c.RawPoints) != 5 || c.Coefficients[0] <= 0 || c.RSquared < 0.9 || c.RawPoints[4].ISL != 4096 {
+		t.Errorf("the curve: %+v", c)
+	}
+	t.Logf("%s", strings.TrimSpace(res.stdout[strings.LastIndex(res.stdout, "TTFT(ms)"):]))
+	for _, extra := range [][]string{{}, {"--streaming", "--concurrency", "4"}} {
+		res := runCLI(t, time.Minute, append(append(base, extra...), "--artifact-dir", filepath.Join(t.TempDir(), "bad"))...)
+		if res.code != ExitError || !strings.Contains(res.stderr, "prefill-ttft-curve") {
+			t.Errorf("%v: exit %d %s", extra, res.code, res.stderr)
+		}
+	}
 }

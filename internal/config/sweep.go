@@ -84,12 +84,18 @@ func (v *sweepValue) Set(s string) error {
 const (
 	SweepConcurrency = "concurrency"
 	SweepRequestRate = "request_rate"
+	// SweepISL is the input length, a sweep only AIPerf's prefill-ttft-curve
+	// recipe makes (no flag takes several values of it).
+	SweepISL = "isl"
 )
 
 func (p *Profile) setSweepValue(param string, x float64) {
-	if param == SweepConcurrency {
+	switch param {
+	case SweepConcurrency:
 		p.Concurrency = int(x)
-	} else {
+	case SweepISL:
+		p.ISLMean = int(x)
+	default:
 		p.RequestRate = x
 	}
 }

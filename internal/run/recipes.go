@@ -59,7 +59,9 @@ func (a SearchAsked) Plan() (param string, o capacity.Options, bad []string) {
 		if ok, named := need[a.Recipe]; named && !ok {
 			bad = append(bad, fmt.Sprintf("--search-recipe %s needs --%s", a.Recipe, map[string]string{"max-throughput-ttft-sla": "ttft-sla-ms", "max-throughput-itl-sla": "itl-sla-ms (or --tpot-sla-ms)"}[a.Recipe]))
 		}
-	case "concurrency-ramp", "prefill-ttft-curve", "decode-itl-curve", "pareto-sweep":
+	case "prefill-ttft-curve":
+		bad = append(bad, "--search-recipe prefill-ttft-curve is a sweep of input lengths, not a search: run it as `aiperf-action profile --search-recipe prefill-ttft-curve --isl-min N --isl-max M --streaming …`")
+	case "concurrency-ramp", "decode-itl-curve", "pareto-sweep":
 		bad = append(bad, fmt.Sprintf("--search-recipe %s: AIPerf's characterization recipes (a grid and a curve fitted to it) are not built here; a sweep of --concurrency 1,2,4,… (aiperf-action profile) gives the grid", a.Recipe))
 	default:
 		bad = append(bad, fmt.Sprintf("--search-recipe %q: want max-throughput-ttft-sla, max-throughput-itl-sla, max-concurrency-under-sla or max-goodput-under-slo", a.Recipe))
