@@ -14,14 +14,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/go-zeromq/zmq4"
@@ -34,25 +31,6 @@ import (
 // RoleEnv is set in every worker's environment. Test binaries, which re-exec
 // themselves as workers, look for it in TestMain.
 const RoleEnv = "AIPERF_ACTION_ROLE"
-
-// TokenEnv is where a worker that joins from another host finds the run's
-// worker token (not its command line, which other users of the host see).
-const TokenEnv = "AIPERF_ACTION_WORKER_TOKEN"
-
-// JoinAddrs are the control and records endpoints of a controller that
-// listens at addr (tcp://host:port, or host:port): the port and the next.
-func JoinAddrs(addr string) (control, records string, err error) {
-	hostPort := strings.TrimPrefix(addr, "tcp://")
-	host, port, err := net.SplitHostPort(hostPort)
-	if err != nil {
-		return "", "", fmt.Errorf("want tcp://host:port: %v", err)
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil || n < 1 || n > 65534 {
-		return "", "", fmt.Errorf("port %q: want 1 to 65534 (the records take the next one)", port)
-	}
-	return "tcp://" + net.JoinHostPort(host, port), "tcp://" + net.JoinHostPort(host, strconv.Itoa(n+1)), nil
-}
 
 // Options configure a controller run.
 type Options struct {
@@ -574,147 +552,4 @@ func (r *run) err() error {
 		return nil
 	}
 	return errors.New(strings.Join(parts, "; "))
-}
-
-// reap waits a bounded time for workers to exit after BYE, then kills them.
-func (r *run) reap() {
-	deadline := time.After(5 * time.Second)
-	for {
-		alive := 0
-		for _, p := range r.peers {
-			if p != nil && !p.exited && !p.remote {
-				alive++
-			}
-		}
-		if alive == 0 {
-			return
-		}
-		select {
-		case ev := <-r.exits:
-			r.peers[ev.id].exited = true
-			r.usage(ev)
-		case <-deadline:
-			killAll(r.peers)
-			return
-		}
-	}
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-// usage records what the OS says a worker used.
-func (r *run) usage(ev exitEvent) {
-	p, w := r.peers[ev.id], &r.out.Workers[ev.id]
-	if ev.state != nil {
-		w.Exited = true
-		w.CPUSeconds = (ev.state.UserTime() + ev.state.SystemTime()).Seconds()
-		w.WallSeconds = ev.at.Sub(p.spawned).Seconds()
-		if ru, ok := ev.state.SysUsage().(*syscall.Rusage); ok && ru != nil {
-			w.MaxRSSBytes = int64(ru.Maxrss)
-			if runtime.GOOS == "linux" {
-				w.MaxRSSBytes *= 1024 // (kilobytes there; bytes on macOS)
-			}
-		}
-	}
-	w.GCPause, w.Stamps = p.gcPause, p.stamps
-}
-
-func killAll(peers []*peer) {
-	for _, p := range peers {
-		if p != nil && !p.exited && p.cmd != nil && p.cmd.Process != nil {
-			_ = p.cmd.Process.Kill()
-		}
-	}
-}
-
-func exitText(err error) string {
-	if err == nil {
-		return "exit status 0"
-	}
-	return err.Error()
-}
-
-// bindPair binds the control socket at listen (host:port) and the records
-// socket on the next port; port 0 tries free pairs, at most 20.
-func bindPair(ctx context.Context, listen string) (router, pull zmq4.Socket, err error) {
-	host, port, err := net.SplitHostPort(strings.TrimPrefix(listen, "tcp://"))
-	if err != nil {
-		return nil, nil, fmt.Errorf("--worker-listen %s: want host:port: %v", listen, err)
-	}
-	want, err := strconv.Atoi(port)
-	if err != nil || want < 0 || want > 65534 {
-		return nil, nil, fmt.Errorf("--worker-listen %s: port %q: want 0 to 65534 (the records take the next one)", listen, port)
-	}
-	for try := 0; try < 20; try++ {
-		router = zmq4.NewRouter(ctx, zmq4.WithID(zmq4.SocketIdentity("controller")))
-		pull = zmq4.NewPull(ctx)
-		err = router.Listen("tcp://" + net.JoinHostPort(host, port))
-		if err == nil {
-			_, p, _ := net.SplitHostPort(router.Addr().String())
-			n, _ := strconv.Atoi(p)
-			err = pull.Listen("tcp://" + net.JoinHostPort(host, strconv.Itoa(n+1)))
-			if err == nil {
-				return router, pull, nil
-			}
-		}
-		router.Close()
-		pull.Close()
-		if want != 0 {
-			break
-		}
-	}
-	return nil, nil, fmt.Errorf("--worker-listen %s: bind the control port and the next: %v", listen, err)
-}
-
-func readControl(ctx context.Context, s zmq4.Socket, out chan<- wire.Control) {
-	for {
-		msg, err := s.Recv()
-		recv := time.Now().UnixNano()
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			// A peer left (ZMQ.md): liveness is watched through the process.
-			time.Sleep(time.Millisecond)
-			continue
-		}
-		if len(msg.Frames) < 2 {
-			continue
-		}
-		var m wire.Control
-		if json.Unmarshal(msg.Frames[len(msg.Frames)-1], &m) != nil {
-			continue
-		}
-		m.Recv = recv
-		select {
-		case out <- m:
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-func readRecords(ctx context.Context, s zmq4.Socket, out chan<- []byte) {
-	for {
-		msg, err := s.Recv()
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			time.Sleep(time.Millisecond)
-			continue
-		}
-		for _, f := range msg.Frames {
-			select {
-			case out <- f:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}
 }

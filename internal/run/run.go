@@ -14,7 +14,6 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -369,23 +368,11 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 		stderr = os.Stderr
 	}
 	cpu0, cpuErr := sysstat.ReadCPU()
-	token := os.Getenv(controller.TokenEnv)
-	if p.WorkerListen != "" && token == "" {
-		var b [16]byte
-		crand.Read(b[:])
-		token = hex.EncodeToString(b[:])
-	}
+	token, onListen := joinOptions(p.WorkerListen, len(shards), stderr)
 	g.out, g.runErr = controller.Run(ctx, controller.Options{
-		Listen: p.WorkerListen,
-		Token:  token,
-		OnListen: func(addr string) {
-			tok := "$" + controller.TokenEnv
-			if os.Getenv(controller.TokenEnv) == "" {
-				tok = token // (this run's own, drawn here: the workers need it)
-			}
-			fmt.Fprintf(stderr, "aiperf-action: waiting up to %s for %d workers to join %s; on each host: %s=%s aiperf-action worker --join %s --index I --of %d (I from 0 to %d)\n",
-				wire.JoinLimit, len(shards), addr, controller.TokenEnv, tok, addr, len(shards), len(shards)-1)
-		},
+		Listen:     p.WorkerListen,
+		Token:      token,
+		OnListen:   onListen,
 		WorkerArgs: opt.WorkerArgs,
 		Exe:        exe,
 		Version:    Version,
