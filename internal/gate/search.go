@@ -230,7 +230,9 @@ func (g *gate) runSearchScenario(ctx context.Context, sc map[string]any, target,
 	if ctx.Err() != nil {
 		return gs, errors.New("interrupted")
 	}
-	gs.BaselineSource = "the baseline server's search, probe by probe in turn with this one's in this job"
+	if gs.Paired {
+		gs.BaselineSource = "the baseline server's search, probe by probe in turn with this one's in this job"
+	}
 	gs.Capacity = &Capacity{Objective: sp.objective(), Unit: sp.unit}
 	for i, s := range out {
 		if plans[i] == nil {
