@@ -23,7 +23,7 @@ const WorkerBinEnv = run.WorkerBinEnv
 
 func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmdline := "aiperf-action profile " + strings.Join(args, " ")
-	rest, isls, curve, err := prefillRecipe(args)
+	rest, isls, curve, err := run.PrefillRecipe(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "aiperf-action profile: %v\n", err)
 		return ExitError
@@ -61,8 +61,8 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	p.NoteSet(fs)
 	var then func(*run.SweepResult) error
 	if curve {
-		fs.SetOutput(stdout)
-		if then, err = prefillCurve(&p, fs, isls); err != nil {
+		changed := func(f string) bool { return fs.Lookup(f) != nil && fs.Changed(f) }
+		if then, err = run.PlanPrefillCurve(&p, changed, isls, stdout); err != nil {
 			fmt.Fprintf(stderr, "aiperf-action profile: %v\n", err)
 			return ExitError
 		}
