@@ -2,13 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/spf13/pflag"
 
-	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/kube"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 )
@@ -44,28 +42,10 @@ func runKube(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "aiperf-action kube render: %v\n", err)
 		return ExitError
 	}
-	// The profile is checked here as the controller will take it, before
-	// anything is written.
-	pfs := pflag.NewFlagSet("profile", pflag.ContinueOnError)
-	pfs.SetOutput(io.Discard)
-	p := config.DefaultProfile
-	p.Bind(pfs)
-	if err := pfs.Parse(profileArgs); err != nil {
-		fmt.Fprintf(stderr, "aiperf-action kube render: the profile: %v\n", config.ExplainFlagError(err))
+	if err := kube.ReadProfile(&o); err != nil {
+		fmt.Fprintf(stderr, "aiperf-action kube render: the profile: %v\n", err)
 		return ExitError
 	}
-	p.NoteSet(pfs)
-	p.WorkerListen, p.Workers, p.ArtifactDir = "0.0.0.0:5555", max(1, o.Workers), "/results"
-	if err := p.Validate(); err != nil {
-		fmt.Fprintf(stderr, "aiperf-action kube render: the profile:\n  %v\n", err)
-		return ExitError
-	}
-	if p.ConcurrencySet {
-		o.Streams = p.Concurrency
-	}
-	q := p
-	q.APIKey, q.Headers, q.OTelHeaders = "", nil, nil
-	o.ProfileJSON, _ = json.MarshalIndent(q, "", "  ")
 	objs, err := kube.Render(o)
 	if err != nil {
 		fmt.Fprintf(stderr, "aiperf-action kube render: %v\n", err)
