@@ -20,7 +20,7 @@ import (
 func TestPublicDatasetsFromTheHub(t *testing.T) {
 	_, url := startSim(t, time.Millisecond, 200*time.Microsecond)
 	h := hubtest.New()
-	hfdatatest.AddPublic(t, h, "spec_al_gsm8k", "spec_al_mtbench", "mmstar", "blazedit_5k", "vision_arena")
+	hfdatatest.AddPublic(t, h, "spec_al_gsm8k", "spec_al_mtbench", "mmstar", "blazedit_5k", "vision_arena", "librispeech", "mmvu")
 	t.Setenv("HF_ENDPOINT", h.URL)
 	t.Setenv("HF_HUB_CACHE", t.TempDir())
 	t.Setenv("AIPERF_CACHE", t.TempDir())
@@ -42,6 +42,10 @@ func TestPublicDatasetsFromTheHub(t *testing.T) {
 		{"mmstar", []string{"--request-count", "2"}, 2, []string{"What colour is it?", "data:image/png;base64,"}},
 		{"blazedit_5k", []string{"--request-count", "2", "--output-tokens-mean", "16"}, 2, []string{"Rename f to g.", `"max_tokens": 16`}},
 		{"vision_arena", []string{"--request-count", "2"}, 2, []string{"What is in this picture?", "Read the sign.", "data:image/png;base64,"}},
+		{"mmvu", []string{"--request-count", "2"}, 2, []string{"What moves first? A.The ball B.The cup C.Nothing", "http://127.0.0.1:9/mmvu/1.mp4"}},
+		// Two clips of four are kept (31 s and not audio are left out),
+		// each as a WAV with AIPerf's prompt.
+		{"librispeech", []string{"--request-count", "4"}, 4, []string{"Transcribe this audio.", `"input_audio"`, `"format": "wav"`, `"data": "UklGR`}},
 	} {
 		dir, res := run(c.name, c.extra...)
 		r, err := result.Read(dir)
@@ -72,7 +76,7 @@ func TestPublicDatasetsFromTheHub(t *testing.T) {
 		t.Errorf("offline: exit %d, inputs.json the same: %v\n%s", res.code, string(first) == string(again), res.stderr)
 	}
 	// Refused by name, before any load, with the reason.
-	for name, want := range map[string]string{"speed_bench_coding": "placeholder prompts", "librispeech": "speech dataset", "mmvu": "videos by URL", "nope": "not a public dataset"} {
+	for name, want := range map[string]string{"speed_bench_coding": "placeholder prompts", "exgentic": "agentic trace", "nope": "not a public dataset"} {
 		if _, res := run(name); res.code != ExitError || !strings.Contains(res.stderr, "--public-dataset "+name+": ") || !strings.Contains(res.stderr, want) {
 			t.Errorf("%s: exit %d\n%s", name, res.code, res.stderr)
 		}

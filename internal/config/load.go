@@ -391,6 +391,9 @@ func fetchPublic(name, subset string) (hfdata.Fetched, error) {
 	f, err := hfdata.Fetch(ctx, c, name, subset)
 	if err == nil && f.Rows > 0 && c.Progress != nil {
 		fmt.Fprintf(c.Progress, "--public-dataset %s: %d prompts from %s at %.12s (%s)\n", name, f.Rows, f.Repo, f.Commit, strings.Join(f.Files, ", "))
+		if len(f.Skipped) > 0 {
+			fmt.Fprintf(c.Progress, "--public-dataset %s: rows left out, as AIPerf leaves them out: %s\n", name, f.SkippedText())
+		}
 	}
 	return f, err
 }

@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,6 +29,9 @@ type Fetched struct {
 	Repo      string
 	Commit    string
 	Files     []string // the data files read, in the repository
+	// Skipped counts the rows left out, by why (no prompt, a clip over
+	// MaxSpeechSeconds, audio neither FLAC nor WAV).
+	Skipped map[string]int
 }
 
 // CacheDir is where fetched datasets' JSONL is kept, by commit:
@@ -48,6 +53,9 @@ func Fetch(ctx context.Context, c hub.Config, name, subset string) (Fetched, err
 	spec, err := Lookup(name)
 	if err != nil {
 		return Fetched{}, err
+	}
+	if spec.Direct {
+		return fetchSpecBench(ctx, c.Offline)
 	}
 	if subset != "" {
 		spec.Subset = subset
@@ -97,12 +105,16 @@ func Fetch(ctx context.Context, c hub.Config, name, subset string) (Fetched, err
 		n := 0
 		err = Rows(local, func(row map[string]any) error {
 			n++
-			line, ok, err := spec.line(row, fmt.Sprintf("%s-%d", name, out.Rows))
+			line, skip, err := spec.line(row, fmt.Sprintf("%s-%d", name, out.Rows))
 			if err != nil {
 				return fmt.Errorf("%s row %d: %v", f, n, err)
 			}
-			if !ok {
-				return nil // no prompt: skipped, as AIPerf's loaders skip it
+			if line == nil { // skipped, as AIPerf's loaders skip it
+				if out.Skipped == nil {
+					out.Skipped = map[string]int{}
+				}
+				out.Skipped[skip]++
+				return nil
 			}
 			out.Rows++
 			return enc.Encode(line)
@@ -112,8 +124,8 @@ func Fetch(ctx context.Context, c hub.Config, name, subset string) (Fetched, err
 		}
 	}
 	if out.Rows == 0 {
-		col := cmp.Or(spec.Conversation, spec.Template, spec.Prompt)
-		return Fetched{}, fmt.Errorf("%s: no row of %s has a prompt in %q", name, strings.Join(files, ", "), col)
+		col := cmp.Or(spec.Audio, spec.Conversation, spec.Template, spec.Prompt)
+		return Fetched{}, fmt.Errorf("%s: no row of %s has a prompt in %q (skipped: %s)", name, strings.Join(files, ", "), col, out.SkippedText())
 	}
 	if err := w.Flush(); err != nil {
 		return Fetched{}, err
@@ -126,8 +138,35 @@ func Fetch(ctx context.Context, c hub.Config, name, subset string) (Fetched, err
 
 var templateField = regexp.MustCompile(`\{([A-Za-z0-9_]+)\}`)
 
-// line is a row's JSONL line, and false when it has no prompt.
-func (p Public) line(row map[string]any, session string) (any, bool, error) {
+// SkippedText is Skipped as "N why, …", or "none".
+func (f Fetched) SkippedText() string {
+	var parts []string
+	for _, why := range slices.Sorted(maps.Keys(f.Skipped)) {
+		parts = append(parts, fmt.Sprintf("%d %s", f.Skipped[why], why))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// line is a row's JSONL line, or nil and why the row is left out.
+func (p Public) line(row map[string]any, session string) (any, string, error) {
+	const noPrompt = "with no prompt"
+	if p.Audio != "" {
+		clip, secs, err := speechOf(row[p.Audio])
+		switch {
+		case errors.Is(err, errNotAudio):
+			return nil, "with audio neither FLAC nor WAV", nil
+		case err != nil:
+			return nil, "", fmt.Errorf("column %q: %v", p.Audio, err)
+		case secs > MaxSpeechSeconds:
+			return nil, fmt.Sprintf("with clips over %d s", MaxSpeechSeconds), nil
+		case clip == "":
+			return nil, "with no audio", nil
+		}
+		return map[string]any{"text": ASRPrompt, "audio": clip}, "", nil
+	}
 	text := func(v any) string {
 		switch x := v.(type) {
 		case string:
@@ -152,9 +191,9 @@ func (p Public) line(row map[string]any, session string) (any, bool, error) {
 			}
 		}
 		if len(turns) == 0 {
-			return nil, false, nil
+			return nil, noPrompt, nil
 		}
-		return map[string]any{"session_id": session, "turns": turns}, true, nil
+		return map[string]any{"session_id": session, "turns": turns}, "", nil
 	}
 	var prompt string
 	if p.Conversation != "" {
@@ -167,20 +206,44 @@ func (p Public) line(row map[string]any, session string) (any, bool, error) {
 	} else {
 		prompt = text(row[p.Prompt])
 	}
+	if p.Choices != "" {
+		if c, ok := row[p.Choices].(map[string]any); ok {
+			var opts []string
+			for _, k := range slices.Sorted(maps.Keys(c)) {
+				if v := text(c[k]); v != "" {
+					opts = append(opts, k+"."+v)
+				}
+			}
+			if len(opts) > 0 {
+				prompt = strings.TrimSpace(prompt + " " + strings.Join(opts, " "))
+			}
+		}
+	}
 	if strings.TrimSpace(prompt) == "" {
-		return nil, false, nil
+		return nil, noPrompt, nil
 	}
 	line := map[string]any{"text": prompt}
 	if p.Image != "" {
 		img, err := imageOf(row[p.Image])
 		if err != nil {
-			return nil, false, fmt.Errorf("column %q: %v", p.Image, err)
+			return nil, "", fmt.Errorf("column %q: %v", p.Image, err)
 		}
 		if img != "" {
 			line["image"] = img
 		}
 	}
-	return line, true, nil
+	if p.Video != "" {
+		switch v := row[p.Video].(type) {
+		case string:
+			if v != "" {
+				line["video"] = v
+			}
+		case nil:
+		default:
+			return nil, "", fmt.Errorf("column %q: want a video's URL, not %T", p.Video, v)
+		}
+	}
+	return line, "", nil
 }
 
 // firstUserMessage is the text of a conversation's first user (or

@@ -3,11 +3,17 @@ package hfdata_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aiperf-action/aiperf-action/internal/hfdata"
@@ -97,7 +103,7 @@ func TestRows(t *testing.T) {
 // gone and HF_HUB_OFFLINE set, the cache serves it.
 func TestFetch(t *testing.T) {
 	h := hubtest.New()
-	hfdatatest.AddPublic(t, h, "spec_al_gsm8k", "spec_al_mtbench", "mmstar", "blazedit_5k", "vision_arena", "llava_onevision")
+	hfdatatest.AddPublic(t, h, "spec_al_gsm8k", "spec_al_mtbench", "mmstar", "blazedit_5k", "vision_arena", "llava_onevision", "librispeech", "mmvu")
 	cache := t.TempDir()
 	t.Setenv("AIPERF_CACHE", t.TempDir())
 	c := hub.Config{Endpoint: h.URL, CacheDir: cache}
@@ -154,8 +160,41 @@ func TestFetch(t *testing.T) {
 		t.Errorf("llava_onevision: %v %v", err, rows)
 	}
 	f, err = hfdata.Fetch(ctx, c, "blazedit_5k", "")
-	if rows := read(f); err != nil || len(rows) != 2 || rows[0]["text"] != "Rename f to g." {
-		t.Errorf("blazedit_5k: %v %v", err, rows)
+	if rows := read(f); err != nil || len(rows) != 2 || !strings.Contains(rows[0]["text"].(string), "Original file:\n```python\ndef f(): pass\n```\n\nChange request:\nRename f to g.\n\nPlease generate") {
+		t.Errorf("blazedit_5k (AIPerf's template): %v %v", err, rows)
+	}
+	f, err = hfdata.Fetch(ctx, c, "mmvu", "")
+	if rows := read(f); err != nil || len(rows) != 2 || rows[0]["text"] != "What moves first? A.The ball B.The cup C.Nothing" ||
+		rows[0]["video"] != "http://127.0.0.1:9/mmvu/1.mp4" || rows[1]["text"] != "Name the process shown." {
+		t.Errorf("mmvu: %v %v", err, rows)
+	}
+
+	// Speech: AIPerf's prompt and each clip as 16-bit WAV; the 31 s clip
+	// and the one that is neither FLAC nor WAV are left out and counted.
+	f, err = hfdata.Fetch(ctx, c, "librispeech", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows = read(f)
+	if len(rows) != 2 || rows[0]["text"] != hfdata.ASRPrompt || f.SkippedText() != "1 with audio neither FLAC nor WAV, 1 with clips over 30 s" {
+		t.Fatalf("librispeech: %d rows, skipped %s", len(rows), f.SkippedText())
+	}
+	for i, want := range []struct {
+		rate, ch int
+		samples  []int32
+	}{{16000, 1, hfdatatest.Tone(1.5, 16000, 16, 1)}, {22050, 2, hfdatatest.Tone(0.5, 22050, 24, 2)}} {
+		rate, ch, pcm := parseWAV(t, rows[i]["audio"].(string))
+		if rate != want.rate || ch != want.ch || len(pcm) != len(want.samples) {
+			t.Fatalf("clip %d: %d Hz, %d channels, %d samples; want %d, %d, %d", i, rate, ch, len(pcm), want.rate, want.ch, len(want.samples))
+		}
+		for j, v := range want.samples {
+			if i == 1 {
+				v >>= 8 // 24 bits to 16
+			}
+			if int32(pcm[j]) != v {
+				t.Fatalf("clip %d sample %d: %d, want %d", i, j, pcm[j], v)
+			}
+		}
 	}
 
 	// Offline, the hub closed: the listing and the files come from the
@@ -175,13 +214,76 @@ func TestFetch(t *testing.T) {
 	}
 }
 
+// spec_bench is not on the hub: its question.jsonl is downloaded from the
+// address AIPerf pins (a mirror in AIPERF_SPEC_BENCH_URL, here a loopback
+// stand-in), each question's first turn a prompt, kept for the next run.
+func TestSpecBench(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.URL.Path != "/data/spec_bench/question.jsonl" {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, `{"question_id": 81, "category": "writing", "turns": ["Compose a travel blog post.", "Rewrite it so every sentence starts with A."]}
+{"question_id": 82, "category": "roleplay", "turns": [""]}
+
+{"question_id": 83, "category": "math", "turns": ["What is 3 + 4?"]}
+`)
+	}))
+	defer srv.Close()
+	t.Setenv("AIPERF_CACHE", t.TempDir())
+	t.Setenv("AIPERF_SPEC_BENCH_URL", srv.URL+"/data/spec_bench/question.jsonl")
+	ctx := context.Background()
+	f, err := hfdata.Fetch(ctx, hub.Config{}, "spec_bench", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(f.Path)
+	if want := "{\"text\":\"Compose a travel blog post.\"}\n{\"text\":\"What is 3 + 4?\"}\n"; string(b) != want || f.Rows != 2 || f.SkippedText() != "1 with no prompt" {
+		t.Errorf("spec_bench: %q (%d rows, skipped %s), want %q", b, f.Rows, f.SkippedText(), want)
+	}
+	// Kept: offline, with the mirror gone, it serves without a request.
+	srv.Close()
+	if f2, err := hfdata.Fetch(ctx, hub.Config{Offline: true}, "spec_bench", ""); err != nil || f2.Path != f.Path || hits.Load() != 1 {
+		t.Errorf("kept copy: %v, %d requests", err, hits.Load())
+	}
+	t.Setenv("AIPERF_CACHE", t.TempDir())
+	if _, err := hfdata.Fetch(ctx, hub.Config{Offline: true}, "spec_bench", ""); err == nil || !strings.Contains(err.Error(), "HF_HUB_OFFLINE") {
+		t.Errorf("offline, not kept: %v", err)
+	}
+	if _, err := hfdata.Fetch(ctx, hub.Config{}, "spec_bench", ""); err == nil || !strings.Contains(err.Error(), "AIPERF_SPEC_BENCH_URL") {
+		t.Errorf("mirror down: %v, want the error to name AIPERF_SPEC_BENCH_URL", err)
+	}
+	bad := httptest.NewServer(http.NotFoundHandler())
+	defer bad.Close()
+	t.Setenv("AIPERF_SPEC_BENCH_URL", bad.URL+"/x.jsonl")
+	if _, err := hfdata.Fetch(ctx, hub.Config{}, "spec_bench", ""); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("404: %v", err)
+	}
+}
+
+// parseWAV is a "wav,<base64>" clip's rate, channels and 16-bit samples.
+func parseWAV(t *testing.T, ref string) (int, int, []int16) {
+	t.Helper()
+	data, ok := strings.CutPrefix(ref, "wav,")
+	b, err := base64.StdEncoding.DecodeString(data)
+	if !ok || err != nil || len(b) < 44 || string(b[:4]) != "RIFF" || string(b[36:40]) != "data" {
+		t.Fatalf("not a canonical WAV: %.40q %v", ref, err)
+	}
+	if bits := binary.LittleEndian.Uint16(b[34:36]); bits != 16 {
+		t.Fatalf("%d-bit WAV, want 16", bits)
+	}
+	pcm := make([]int16, (len(b)-44)/2)
+	binary.Read(bytes.NewReader(b[44:]), binary.LittleEndian, pcm)
+	return int(binary.LittleEndian.Uint32(b[24:28])), int(binary.LittleEndian.Uint16(b[22:24])), pcm
+}
+
 func TestLookup(t *testing.T) {
 	for name, want := range map[string]string{
 		"speed_bench_coding":                 "placeholder prompts",
 		"speed_bench_throughput_8k_mixed":    "placeholder prompts",
-		"librispeech":                        "speech dataset",
 		"semianalysis_cc_traces_weka_060226": "Weka agentic trace",
-		"spec_bench":                         "GitHub",
 		"nope":                               "supported: sharegpt, aimo",
 	} {
 		if _, err := hfdata.Lookup(name); err == nil || !strings.Contains(err.Error(), want) {

@@ -87,6 +87,24 @@ configs:
 # GSM8K
 `
 
+// LibriSpeechReadme is the shape of openslr/librispeech_asr's card: a
+// config a folder, splits named with dots.
+const LibriSpeechReadme = `---
+configs:
+- config_name: clean
+  data_files:
+  - split: test
+    path: clean/test/*
+  - split: train.100
+    path: clean/train.100/*
+- config_name: other
+  data_files:
+  - split: test
+    path: other/test/*
+---
+# LibriSpeech
+`
+
 // AddPublic puts a stand-in of each named public dataset on a hub, with
 // the repository layout, card and columns the real one has (a few rows).
 func AddPublic(t testing.TB, h *hubtest.Hub, names ...string) {
@@ -143,6 +161,36 @@ func AddPublic(t testing.TB, h *hubtest.Hub, names ...string) {
 			rows := []row{{"1", []msg{{"human", "<image>\nDescribe the chart."}, {"gpt", "It rises."}}, HubImage{img, "c.png"}}}
 			files = map[string]hubtest.File{"sharegpt4o/train-00000-of-00001.parquet": {Data: Parquet(t, rows)},
 				"other/train-00000-of-00001.parquet": {Data: Parquet(t, []row{{"2", []msg{{"human", "not this subset"}}, HubImage{img, "d.png"}}})}}
+		case "librispeech":
+			// The repository as it is since its parquet conversion: a
+			// folder a config, named in the card.
+			rows := []SpeechRow{
+				{"a.flac", HubAudio{FLAC(t, Tone(1.5, 16000, 16, 1), 16000, 16, 1), "a.flac"}, "A TONE", 1, "1-1-0001"},
+				{"b.flac", HubAudio{FLAC(t, Tone(31, 16000, 16, 1), 16000, 16, 1), "b.flac"}, "TOO LONG", 1, "1-1-0002"},
+				{"c.flac", HubAudio{FLAC(t, Tone(0.5, 22050, 24, 2), 22050, 24, 2), "c.flac"}, "DEEP STEREO", 2, "2-1-0001"},
+				{"d.ogg", HubAudio{[]byte("OggS not a clip this tool reads"), "d.ogg"}, "OGG", 3, "3-1-0001"},
+			}
+			files = map[string]hubtest.File{"README.md": {Data: []byte(LibriSpeechReadme)},
+				"clean/test/0000.parquet":      {Data: Parquet(t, rows)},
+				"clean/train.100/0000.parquet": {Data: Parquet(t, rows[:1])},
+				"other/test/0000.parquet":      {Data: Parquet(t, rows[2:3])}}
+		case "mmvu":
+			type choices struct {
+				A string `parquet:"A"`
+				B string `parquet:"B"`
+				C string `parquet:"C"`
+				D string `parquet:"D"`
+				E string `parquet:"E"`
+			}
+			type row struct {
+				ID       string  `parquet:"id"`
+				Question string  `parquet:"question"`
+				Choices  choices `parquet:"choices"`
+				Video    string  `parquet:"video"`
+			}
+			rows := []row{{"1", "What moves first?", choices{"The ball", "The cup", "Nothing", "", ""}, "http://127.0.0.1:9/mmvu/1.mp4"},
+				{"2", "Name the process shown.", choices{}, "http://127.0.0.1:9/mmvu/2.mp4"}}
+			files = map[string]hubtest.File{"validation.parquet": {Data: Parquet(t, rows)}}
 		default:
 			t.Fatalf("no stand-in for %s", n)
 		}
