@@ -48,7 +48,7 @@ func commands() []command {
 		{"report", "write one self-contained HTML report of runs, a comparison or a capacity search (charts drawn in, nothing fetched)", runReport},
 		{"calibrate", "measure the tester against the simulator's or a truth server's figures: up to what load can this runner be trusted", runCalibrate},
 		{"serve", "run the built-in OpenAI-compatible simulator (exact mode)", runServe},
-		{"kube", "kube render: the Kubernetes objects of a run whose workers are pods on many nodes", runKube},
+		{"kube", "kube render / kube run: a run whose workers are pods on many nodes, as Kubernetes objects or applied, followed and collected", runKube},
 		{"demo", "start the simulator in process and profile it (no GPU, no network)", runDemo},
 		{"worker", "internal: one load-generating worker process, started by profile", runWorker},
 		{"version", "print the version", func(_ context.Context, _ []string, out, _ io.Writer) int {

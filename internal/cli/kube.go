@@ -2,31 +2,51 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/aiperf-action/aiperf-action/internal/kube"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 )
 
-// runKube is `aiperf-action kube render`: the manifests of a run across
-// hosts on Kubernetes (internal/kube), from the profile's own flags after
-// the kube flags.
+const kubeUsage = "aiperf-action kube: want `kube render --name N --image I --workers W [--namespace NS] [--out FILE] -- <profile flags>` or `kube run --name N --image I --workers W [--namespace NS] [--kubeconfig F] [--context C] [--timeout D] [--keep] [--output-artifact-dir DIR] -- <profile flags>`"
+
+// runKube is `aiperf-action kube render` (the manifests of a run across
+// hosts on Kubernetes, internal/kube) and `kube run` (applied with the
+// caller's kubeconfig or the pod's service account, followed, the
+// results taken, the objects deleted), from the profile's own flags
+// after the kube flags.
 func runKube(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "render" {
-		fmt.Fprintln(stderr, "aiperf-action kube: want `kube render --name N --image I --workers W [--namespace NS] [--out FILE] -- <profile flags>`")
+	if len(args) == 0 || (args[0] != "render" && args[0] != "run") {
+		fmt.Fprintln(stderr, kubeUsage)
 		return ExitError
 	}
-	fs := pflag.NewFlagSet("kube render", pflag.ContinueOnError)
-	var o kube.Options
-	var out string
+	verb := args[0]
+	name := "aiperf-action kube " + verb
+	fs := pflag.NewFlagSet("kube "+verb, pflag.ContinueOnError)
+	var o kube.RunOptions
+	var out, kubeconfig, kubeContext string
 	fs.StringVar(&o.Name, "name", "aiperf", "the run's name: the objects' prefix and label")
-	fs.StringVar(&o.Namespace, "namespace", "", "the namespace (default: the one kubectl applies to)")
+	fs.StringVar(&o.Namespace, "namespace", "", "the namespace (default: the kubeconfig context's, as kubectl's)")
 	fs.StringVar(&o.Image, "image", "", "an image whose entrypoint is aiperf-action, of this version")
 	fs.IntVar(&o.Workers, "workers", 0, "worker pods, one worker each, spread over the nodes")
-	fs.StringVar(&out, "out", "", "write the manifests here (default: standard output)")
+	if verb == "render" {
+		fs.StringVar(&out, "out", "", "write the manifests here (default: standard output)")
+	} else {
+		fs.StringVar(&kubeconfig, "kubeconfig", "", "the kubeconfig (default: $KUBECONFIG, else ~/.kube/config, else the pod's service account when run in a cluster)")
+		fs.StringVar(&kubeContext, "context", "", "the kubeconfig context (default: its current one)")
+		fs.DurationVar(&o.Timeout, "timeout", time.Hour, "the whole run: pods scheduled, the load, the results taken")
+		fs.BoolVar(&o.Keep, "keep", false, "leave the run's objects in the cluster (default: deleted at the end, whatever happened)")
+		fs.StringVar(&out, "output-artifact-dir", "", "unpack the controller's results here (default: artifacts/kube-NAME)")
+	}
 	kubeArgs, profileArgs := args[1:], []string(nil)
 	for i, a := range kubeArgs {
 		if a == "--" {
@@ -39,21 +59,24 @@ func runKube(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	o.Profile = profileArgs
 	if err := o.Check(); err != nil {
-		fmt.Fprintf(stderr, "aiperf-action kube render: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return ExitError
 	}
-	if err := kube.ReadProfile(&o); err != nil {
-		fmt.Fprintf(stderr, "aiperf-action kube render: the profile: %v\n", err)
+	if err := kube.ReadProfile(&o.Options); err != nil {
+		fmt.Fprintf(stderr, "%s: the profile: %v\n", name, err)
 		return ExitError
 	}
-	objs, err := kube.Render(o)
+	if verb == "run" {
+		return kubeRun(ctx, o, out, kubeconfig, kubeContext, stderr)
+	}
+	objs, err := kube.Render(o.Options)
 	if err != nil {
-		fmt.Fprintf(stderr, "aiperf-action kube render: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return ExitError
 	}
 	y, err := kube.YAML(objs)
 	if err != nil {
-		fmt.Fprintf(stderr, "aiperf-action kube render: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return ExitError
 	}
 	if out == "" {
@@ -61,9 +84,52 @@ func runKube(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	if err := result.WriteFileAtomic(out, y); err != nil {
-		fmt.Fprintf(stderr, "aiperf-action kube render: --out: %v\n", err)
+		fmt.Fprintf(stderr, "%s: --out: %v\n", name, err)
 		return ExitError
 	}
-	fmt.Fprintf(stderr, "aiperf-action kube render: %s: apply with kubectl apply -f %s; the results are in the controller pod's /results\n", out, out)
+	fmt.Fprintf(stderr, "%s: %s: apply with kubectl apply -f %s, or let `aiperf-action kube run` apply, follow and collect it; the results are in the controller pod's /results\n", name, out, out)
 	return ExitOK
+}
+
+// kubeRun is `kube run`: the client from the kubeconfig (or in-cluster
+// credentials), then kube.Run; its exit code is the controller's, or
+// ExitError when the run could not be made or is invalid.
+func kubeRun(ctx context.Context, o kube.RunOptions, out, kubeconfig, kubeContext string, stderr io.Writer) int {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		if _, err := os.Stat(kubeconfig); err != nil {
+			fmt.Fprintf(stderr, "aiperf-action kube run: --kubeconfig: %v\n", err)
+			return ExitError
+		}
+		rules.ExplicitPath = kubeconfig
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
+	rc, err := cc.ClientConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "aiperf-action kube run: the cluster's credentials (--kubeconfig, $KUBECONFIG, ~/.kube/config, or a pod's service account): %v\n", err)
+		return ExitError
+	}
+	if o.Namespace == "" {
+		if o.Namespace, _, err = cc.Namespace(); err != nil || o.Namespace == "" {
+			o.Namespace = "default"
+		}
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		fmt.Fprintf(stderr, "aiperf-action kube run: %v\n", err)
+		return ExitError
+	}
+	o.Out = out
+	if o.Out == "" {
+		o.Out = filepath.Join("artifacts", "kube-"+o.Name)
+	}
+	o.Progress = stderr
+	code, err := kube.Run(ctx, cs, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "aiperf-action kube run: %v\n", err)
+		if errors.Is(err, kube.ErrInvalid) || code == 0 {
+			return ExitError
+		}
+	}
+	return code
 }

@@ -35,3 +35,36 @@ func TestKubeRender(t *testing.T) {
 		}
 	}
 }
+
+// kube run from the command line: the cluster's credentials are read as
+// kubectl reads them, and a cluster that cannot be reached is said so
+// before anything else; the run itself is TestKubeRun (internal/kube).
+func TestKubeRunCommandLine(t *testing.T) {
+	profile := []string{"--", "-m", "m", "-u", "http://127.0.0.1:9", "--request-count", "4"}
+	res := runCLI(t, time.Minute, append([]string{"kube", "run", "--image", "i", "--workers", "1", "--kubeconfig", filepath.Join(t.TempDir(), "nope")}, profile...)...)
+	if res.code != ExitError || !strings.Contains(res.stderr, "--kubeconfig") {
+		t.Errorf("a missing kubeconfig: exit %d\n%s", res.code, res.stderr)
+	}
+	kc := filepath.Join(t.TempDir(), "config")
+	os.WriteFile(kc, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: down
+  cluster: {server: "http://127.0.0.1:9"}
+contexts:
+- name: down
+  context: {cluster: down, user: me, namespace: perf}
+users:
+- name: me
+  user: {token: abc}
+current-context: down
+`), 0o600)
+	res = runCLI(t, time.Minute, append([]string{"kube", "run", "--image", "i", "--workers", "1", "--kubeconfig", kc, "--timeout", "20s"}, profile...)...)
+	if res.code != ExitError || !strings.Contains(res.stderr, "creating secret/aiperf-token in namespace perf") || strings.Contains(res.stderr, "deleted") {
+		t.Errorf("a cluster that is down: exit %d\n%s", res.code, res.stderr)
+	}
+	res = runCLI(t, time.Minute, "kube", "apply")
+	if res.code != ExitError || !strings.Contains(res.stderr, "kube run --name") {
+		t.Errorf("kube apply: exit %d\n%s", res.code, res.stderr)
+	}
+}

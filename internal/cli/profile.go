@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
+	"github.com/aiperf-action/aiperf-action/internal/kube"
 	"github.com/aiperf-action/aiperf-action/internal/report"
 	"github.com/aiperf-action/aiperf-action/internal/run"
 )
@@ -22,6 +23,16 @@ import (
 const WorkerBinEnv = run.WorkerBinEnv
 
 func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if addr := os.Getenv(kube.ServeResultsEnv); addr != "" {
+		// The controller pod of `kube run`: its results stay served after
+		// the run until kube run takes them.
+		return kube.ServeWhile(ctx, addr, os.Getenv(kube.ResultsDirEnv), os.Getenv(kube.TokenEnv), kube.HoldResults, stderr,
+			func() int { return profileOnce(ctx, args, stdout, stderr) })
+	}
+	return profileOnce(ctx, args, stdout, stderr)
+}
+
+func profileOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmdline := "aiperf-action profile " + strings.Join(args, " ")
 	rest, isls, curve, err := run.PrefillRecipe(args)
 	if err != nil {

@@ -92,9 +92,7 @@ func Render(o Options) ([]runtime.Object, error) {
 		return nil, err
 	}
 	if o.Token == "" {
-		var b [16]byte
-		rand.Read(b[:])
-		o.Token = hex.EncodeToString(b[:])
+		o.Token = drawToken()
 	}
 	labels := func(role string) map[string]string {
 		return map[string]string{"app.kubernetes.io/name": "aiperf-action", "aiperf-action/run": o.Name, "aiperf-action/role": role}
@@ -122,8 +120,11 @@ func Render(o Options) ([]runtime.Object, error) {
 		Spec: batchv1.JobSpec{BackoffLimit: &never, Completions: &one, Parallelism: &one,
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels("controller")}, Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
-				Containers: []corev1.Container{{Name: "controller", Image: o.Image, Args: ctrlArgs, Env: []corev1.EnvVar{tokenEnv},
-					Ports:        []corev1.ContainerPort{{Name: "control", ContainerPort: ControlPort}, {Name: "records", ContainerPort: RecordsPort}},
+				Containers: []corev1.Container{{Name: "controller", Image: o.Image, Args: ctrlArgs,
+					// The results stay served after the run for kube run (ServeWhile).
+					Env: []corev1.EnvVar{tokenEnv, {Name: ServeResultsEnv, Value: "0.0.0.0:" + strconv.Itoa(ResultsPort)}, {Name: ResultsDirEnv, Value: "/results"}},
+					Ports: []corev1.ContainerPort{{Name: "control", ContainerPort: ControlPort}, {Name: "records", ContainerPort: RecordsPort},
+						{Name: "results", ContainerPort: ResultsPort}},
 					Resources:    requests(2, 512),
 					VolumeMounts: []corev1.VolumeMount{{Name: "results", MountPath: "/results"}}}},
 				Volumes: []corev1.Volume{{Name: "results", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
@@ -156,6 +157,13 @@ func Render(o Options) ([]runtime.Object, error) {
 					Resources: requests(1, mem)}},
 			}}}}
 	return []runtime.Object{secret, cm, svc, controller, workerJob}, nil
+}
+
+// drawToken is a fresh run token.
+func drawToken() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // requests is cpu cores and mem MiB, requested and as the memory limit.

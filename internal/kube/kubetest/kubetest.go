@@ -1,0 +1,357 @@
+// Package kubetest stands in for what a cluster does with a run's
+// objects, around client-go's fake clientset (a registry component that
+// keeps the objects as the API server would): it is the Job controller
+// (a pod per completion, the index in its annotation) and the kubelet
+// (each pod's container run as a local process from its spec: its args
+// with $(VAR) expanded, env from values, Secrets and the pod's fields,
+// its emptyDir a temporary folder; its phase, exit code and restarts
+// written back to the pod's status). Pod networking is loopback: the
+// controller's ports are mapped to free ones and the Service's name to
+// 127.0.0.1, and the API server's pod proxy reaches the results port.
+package kubetest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	restclient "k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/aiperf-action/aiperf-action/internal/kube"
+)
+
+// Cluster is the stand-in: Clientset is what `kube run` is given.
+type Cluster struct {
+	Clientset *fake.Clientset
+	NS        string
+	// Restart, when set, is asked of each pod once it runs: true reports
+	// one restart of its container (as a kubelet would after a crash).
+	Restart func(pod *corev1.Pod) bool
+
+	bin, dir string
+	env      []string
+	control  int // the controller's control port here (records on the next)
+	results  int // its results port here
+	mu       sync.Mutex
+	jobs     map[string]bool
+	pods     map[string]*exec.Cmd
+	logs     map[string]*bytes.Buffer
+	exited   map[string]bool
+	ctx      context.Context
+}
+
+// Start runs the stand-in until the test ends. Containers run bin with
+// env added to this process's.
+func Start(t testing.TB, ns, bin string, env []string) *Cluster {
+	t.Helper()
+	c := &Cluster{Clientset: fake.NewClientset(), NS: ns, bin: bin, env: env, dir: t.TempDir(),
+		jobs: map[string]bool{}, pods: map[string]*exec.Cmd{}, logs: map[string]*bytes.Buffer{}, exited: map[string]bool{}}
+	c.control, c.results = freePair(t), freePair(t)
+	c.Clientset.PrependProxyReactor("pods", func(a k8stesting.Action) (bool, restclient.ResponseWrapper, error) {
+		p := a.(k8stesting.ProxyGetAction)
+		if p.GetPort() != strconv.Itoa(kube.ResultsPort) {
+			return true, nil, fmt.Errorf("pod %s has no port %s", p.GetName(), p.GetPort())
+		}
+		q := url.Values{}
+		for k, v := range p.GetParams() {
+			q.Set(k, v)
+		}
+		return true, proxied(fmt.Sprintf("http://127.0.0.1:%d%s?%s", c.results, p.GetPath(), q.Encode())), nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	c.ctx = ctx
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				c.step(t)
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, cmd := range c.pods {
+			if cmd.Process != nil {
+				cmd.Process.Kill()
+			}
+		}
+	})
+	return c
+}
+
+// Log is what a pod's container wrote.
+func (c *Cluster) Log(pod string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if b := c.logs[pod]; b != nil {
+		return b.String()
+	}
+	return ""
+}
+
+// Running reports whether a pod's process has started and not ended.
+func (c *Cluster) Running(pod string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cmd := c.pods[pod]
+	return cmd != nil && cmd.Process != nil && !c.exited[pod]
+}
+
+// Kill ends a pod's process, as a node that goes away does.
+func (c *Cluster) Kill(pod string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cmd := c.pods[pod]; cmd != nil && cmd.Process != nil {
+		cmd.Process.Kill()
+	}
+}
+
+// step makes the pods of new Jobs and starts pods not yet started.
+func (c *Cluster) step(t testing.TB) {
+	ctx := c.ctx
+	jobs, err := c.Clientset.BatchV1().Jobs(c.NS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	for _, j := range jobs.Items {
+		if c.jobs[j.Name] {
+			continue
+		}
+		c.jobs[j.Name] = true
+		n := 1
+		if j.Spec.Completions != nil {
+			n = int(*j.Spec.Completions)
+		}
+		for i := range n {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", j.Name, i), Namespace: c.NS,
+				Labels: j.Spec.Template.Labels, Annotations: map[string]string{"batch.kubernetes.io/job-completion-index": strconv.Itoa(i)}},
+				Spec: *j.Spec.Template.Spec.DeepCopy(), Status: corev1.PodStatus{Phase: corev1.PodPending}}
+			if _, err := c.Clientset.CoreV1().Pods(c.NS).Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Logf("kubetest: creating pod %s: %v", pod.Name, err)
+			}
+		}
+	}
+	pods, err := c.Clientset.CoreV1().Pods(c.NS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		c.mu.Lock()
+		_, started := c.pods[p.Name]
+		c.mu.Unlock()
+		if started || p.Status.Phase != corev1.PodPending {
+			continue
+		}
+		c.run(t, p)
+	}
+}
+
+var varRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+
+// run starts a pod's one container as a process.
+func (c *Cluster) run(t testing.TB, p *corev1.Pod) {
+	ctx := c.ctx
+	ct := p.Spec.Containers[0]
+	vars := map[string]string{}
+	var env []string
+	for _, e := range ct.Env {
+		v := e.Value
+		if f := e.ValueFrom; f != nil {
+			switch {
+			case f.SecretKeyRef != nil:
+				s, err := c.Clientset.CoreV1().Secrets(c.NS).Get(ctx, f.SecretKeyRef.Name, metav1.GetOptions{})
+				if err != nil {
+					t.Logf("kubetest: pod %s: secret %s: %v", p.Name, f.SecretKeyRef.Name, err)
+					continue
+				}
+				v = s.StringData[f.SecretKeyRef.Key]
+				if b, ok := s.Data[f.SecretKeyRef.Key]; ok {
+					v = string(b)
+				}
+			case f.FieldRef != nil:
+				if k, ok := strings.CutPrefix(f.FieldRef.FieldPath, "metadata.annotations['"); ok {
+					v = p.Annotations[strings.TrimSuffix(k, "']")]
+				}
+			}
+		}
+		v = c.mapAddr(c.mapMounts(p, v))
+		vars[e.Name] = v
+		env = append(env, e.Name+"="+v)
+	}
+	var args []string
+	for _, a := range ct.Args {
+		a = varRef.ReplaceAllStringFunc(a, func(m string) string { return vars[m[2:len(m)-1]] })
+		args = append(args, c.mapAddr(c.mapMounts(p, a)))
+	}
+	cmd := exec.Command(c.bin, args...)
+	cmd.Env = append(append(os.Environ(), c.env...), env...)
+	logs := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = lockedWriter{&c.mu, logs}, lockedWriter{&c.mu, logs}
+	c.mu.Lock()
+	c.pods[p.Name] = cmd
+	c.logs[p.Name] = logs
+	err := cmd.Start()
+	c.mu.Unlock()
+	if err != nil {
+		c.setStatus(p.Name, corev1.PodFailed, &corev1.ContainerStateTerminated{ExitCode: 127, Message: err.Error()}, 0)
+		return
+	}
+	restarts := int32(0)
+	if c.Restart != nil && c.Restart(p) {
+		restarts = 1
+	}
+	c.setStatus(p.Name, corev1.PodRunning, nil, restarts)
+	go func() {
+		err := cmd.Wait()
+		c.mu.Lock()
+		c.exited[p.Name] = true
+		c.mu.Unlock()
+		code := 0
+		if err != nil {
+			code = 1
+			if x, ok := err.(*exec.ExitError); ok && x.ExitCode() >= 0 {
+				code = x.ExitCode()
+			} else {
+				code = 137
+			}
+		}
+		phase := corev1.PodSucceeded
+		if code != 0 {
+			phase = corev1.PodFailed
+		}
+		c.setStatus(p.Name, phase, &corev1.ContainerStateTerminated{ExitCode: int32(code)}, restarts)
+	}()
+}
+
+// mapMounts puts a container path under an emptyDir mount in the pod's
+// folder here.
+func (c *Cluster) mapMounts(p *corev1.Pod, s string) string {
+	for _, m := range p.Spec.Containers[0].VolumeMounts {
+		if s == m.MountPath || strings.HasPrefix(s, m.MountPath+"/") {
+			local := c.dir + "/" + p.Name + "/" + m.Name
+			os.MkdirAll(local, 0o755)
+			return local + strings.TrimPrefix(s, m.MountPath)
+		}
+	}
+	return s
+}
+
+// mapAddr maps the controller's ports and its Service's name to loopback.
+func (c *Cluster) mapAddr(s string) string {
+	ctl, res := strconv.Itoa(kube.ControlPort), strconv.Itoa(kube.ResultsPort)
+	switch {
+	case s == "0.0.0.0:"+ctl:
+		return fmt.Sprintf("127.0.0.1:%d", c.control)
+	case s == "0.0.0.0:"+res:
+		return fmt.Sprintf("127.0.0.1:%d", c.results)
+	case strings.HasPrefix(s, "tcp://") && strings.HasSuffix(s, ":"+ctl):
+		return fmt.Sprintf("tcp://127.0.0.1:%d", c.control)
+	}
+	return s
+}
+
+// setStatus writes a pod's phase and its container's state.
+func (c *Cluster) setStatus(name string, phase corev1.PodPhase, term *corev1.ContainerStateTerminated, restarts int32) {
+	for range 20 {
+		p, err := c.Clientset.CoreV1().Pods(c.NS).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return // deleted
+		}
+		st := corev1.ContainerStatus{Name: p.Spec.Containers[0].Name, RestartCount: restarts, Ready: phase == corev1.PodRunning}
+		if term != nil {
+			st.State.Terminated = term
+		} else {
+			st.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.Now()}
+		}
+		p.Status.Phase, p.Status.PodIP, p.Status.ContainerStatuses = phase, "127.0.0.1", []corev1.ContainerStatus{st}
+		if _, err := c.Clientset.CoreV1().Pods(c.NS).UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err == nil || !apierrors.IsConflict(err) {
+			return
+		}
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// proxied is the API server's pod proxy: a GET of the pod's port.
+type proxied string
+
+func (p proxied) Stream(ctx context.Context) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, string(p), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return nil, fmt.Errorf("the pod answered %s: %s", resp.Status, bytes.TrimSpace(b))
+	}
+	return resp.Body, nil
+}
+
+func (p proxied) DoRaw(ctx context.Context) ([]byte, error) {
+	rc, err := p.Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
+}
+
+// freePair is a loopback port whose next port is free too.
+func freePair(t testing.TB) int {
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			continue
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+1))
+		l.Close()
+		if err == nil {
+			l2.Close()
+			return p
+		}
+	}
+	t.Fatal("kubetest: no two free ports in a row on loopback")
+	return 0
+}
