@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/aiperf-action/aiperf-action/internal/kube"
 	"github.com/aiperf-action/aiperf-action/internal/result"
@@ -95,29 +93,16 @@ func runKube(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // credentials), then kube.Run; its exit code is the controller's, or
 // ExitError when the run could not be made or is invalid.
 func kubeRun(ctx context.Context, o kube.RunOptions, out, kubeconfig, kubeContext string, stderr io.Writer) int {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if kubeconfig != "" {
-		if _, err := os.Stat(kubeconfig); err != nil {
-			fmt.Fprintf(stderr, "aiperf-action kube run: --kubeconfig: %v\n", err)
-			return ExitError
-		}
-		rules.ExplicitPath = kubeconfig
-	}
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
-	rc, err := cc.ClientConfig()
+	cs, ns, err := kube.Client(kubeconfig, kubeContext)
 	if err != nil {
-		fmt.Fprintf(stderr, "aiperf-action kube run: the cluster's credentials (--kubeconfig, $KUBECONFIG, ~/.kube/config, or a pod's service account): %v\n", err)
+		if kubeconfig != "" && strings.HasPrefix(err.Error(), "kubeconfig:") {
+			err = fmt.Errorf("--%v", err)
+		}
+		fmt.Fprintf(stderr, "aiperf-action kube run: %v\n", err)
 		return ExitError
 	}
 	if o.Namespace == "" {
-		if o.Namespace, _, err = cc.Namespace(); err != nil || o.Namespace == "" {
-			o.Namespace = "default"
-		}
-	}
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		fmt.Fprintf(stderr, "aiperf-action kube run: %v\n", err)
-		return ExitError
+		o.Namespace = ns
 	}
 	o.Out = out
 	if o.Out == "" {

@@ -63,6 +63,15 @@ current-context: down
 	if res.code != ExitError || !strings.Contains(res.stderr, "creating secret/aiperf-token in namespace perf") || strings.Contains(res.stderr, "deleted") {
 		t.Errorf("a cluster that is down: exit %d\n%s", res.code, res.stderr)
 	}
+	// The controller's --profile-json is the whole profile.
+	pj := filepath.Join(t.TempDir(), "profile.json")
+	os.WriteFile(pj, []byte(`{"target": {"model": "m", "url": "http://127.0.0.1:9"}, "nonsense_key": 1}`), 0o644)
+	if res := runCLI(t, time.Minute, "profile", "--profile-json", pj, "-m", "other"); res.code != ExitError || !strings.Contains(res.stderr, "--model cannot be given with it") {
+		t.Errorf("--profile-json with a profile flag: exit %d\n%s", res.code, res.stderr)
+	}
+	if res := runCLI(t, time.Minute, "profile", "--profile-json", pj); res.code != ExitError || !strings.Contains(res.stderr, `unknown field "nonsense_key"`) {
+		t.Errorf("--profile-json of another version: exit %d\n%s", res.code, res.stderr)
+	}
 	res = runCLI(t, time.Minute, "kube", "apply")
 	if res.code != ExitError || !strings.Contains(res.stderr, "kube run --name") {
 		t.Errorf("kube apply: exit %d\n%s", res.code, res.stderr)

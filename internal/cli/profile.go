@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -55,9 +57,19 @@ func profileOnce(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	multi.bind(fs)
 	var sweep sweepFlags
 	sweep.bind(fs)
+	var profileJSON string
+	fs.StringVar(&profileJSON, "profile-json", "", "run this resolved profile (a run.json's or kube's profile.json) as it is")
+	fs.MarkHidden("profile-json")
 	flags, positional := config.SplitArgs(fs, args)
 	if code, ok := parseFlags(fs, flags, stdout, stderr); !ok {
 		return code
+	}
+	if profileJSON != "" {
+		if err := loadProfileJSON(fs, &p, profileJSON); err != nil {
+			fmt.Fprintf(stderr, "aiperf-action profile: --profile-json %s: %v\n", profileJSON, err)
+			return ExitError
+		}
+		return runResolved(ctx, &p, args, stdout, stderr)
 	}
 	switch {
 	case len(positional) == 1 && !fs.Changed("model") && !fs.Changed("model-names"):
@@ -98,7 +110,45 @@ func profileOnce(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		return multi.execute(ctx, p, "aiperf-action profile "+strings.Join(args, " "), stdout, stderr)
 	}
-	res, err := run.Profile(ctx, &p, run.Options{
+	return runResolved(ctx, &p, args, stdout, stderr)
+}
+
+// loadProfileJSON replaces p with the profile in path (the controller of
+// `kube run` under the gate), keeping where it listens, how many workers
+// join and where the results go; no other flag may be given with it.
+func loadProfileJSON(fs *pflag.FlagSet, p *config.Profile, path string) error {
+	var other []string
+	fs.Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "profile-json", "worker-listen", "workers", "artifact-dir", "output-artifact-dir":
+		default:
+			other = append(other, "--"+f.Name)
+		}
+	})
+	if len(other) > 0 {
+		return fmt.Errorf("it is the whole profile: %s cannot be given with it", strings.Join(other, ", "))
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	q := config.DefaultProfile
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&q); err != nil {
+		return fmt.Errorf("not a profile of this version: %v", err)
+	}
+	q.WorkerListen, q.Workers, q.ArtifactDir = p.WorkerListen, p.Workers, p.ArtifactDir
+	if err := q.Validate(); err != nil {
+		return err
+	}
+	*p = q
+	return nil
+}
+
+// runResolved runs one profile and prints its table.
+func runResolved(ctx context.Context, p *config.Profile, args []string, stdout, stderr io.Writer) int {
+	res, err := run.Profile(ctx, p, run.Options{
 		Cmdline:  "aiperf-action profile " + strings.Join(args, " "),
 		Stderr:   stderr,
 		Logf:     func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) },

@@ -55,6 +55,27 @@ type Gate struct {
 	// baselines are kept apart by it. Empty: derived from the machine (OS
 	// and architecture, GPU model and count, driver; internal/testbed).
 	Testbed string `yaml:"testbed"`
+	// Workers, when set, runs every measured run's workers elsewhere:
+	// kubernetes, as pods (aiperf-action kube run).
+	Workers *GateWorkers `yaml:"workers"`
+}
+
+// GateWorkers says where the gate's runs are generated.
+type GateWorkers struct {
+	Kubernetes *KubeWorkers `yaml:"kubernetes"`
+}
+
+// KubeWorkers are a gate's runs on Kubernetes: each measured run is a
+// controller pod and Workers worker pods of Image in Namespace, applied
+// with the kubeconfig (or the runner's service account), its results
+// taken back through the API server.
+type KubeWorkers struct {
+	Image      string        `yaml:"image"`
+	Namespace  string        `yaml:"namespace"`
+	Workers    int           `yaml:"workers"`
+	Kubeconfig string        `yaml:"kubeconfig"`
+	Context    string        `yaml:"context"`
+	Timeout    time.Duration `yaml:"timeout"` // one run's, pods to results (default 30m)
 }
 
 // Server says how to bring the target up: the built-in simulator, or a command.
@@ -319,6 +340,31 @@ func (g *Gate) Validate() error {
 	}
 	if g.Baseline.Keep < 1 {
 		bad("baseline.keep %d: must be at least 1", g.Baseline.Keep)
+	}
+	if w := g.Workers; w != nil {
+		k := w.Kubernetes
+		switch {
+		case k == nil:
+			bad("workers: want kubernetes: {image, namespace, workers}")
+		default:
+			if k.Image == "" {
+				bad("workers.kubernetes.image: the image to run, its entrypoint aiperf-action of this version")
+			}
+			if k.Workers < 1 || k.Workers > 10000 {
+				bad("workers.kubernetes.workers %d: 1 to 10000 worker pods", k.Workers)
+			}
+			if k.Timeout < 0 {
+				bad("workers.kubernetes.timeout %s: must not be negative", k.Timeout)
+			}
+			if g.Server.Simulator || g.Server.Command != "" || (g.BaselineServer != nil && g.BaselineServer.URL == "") {
+				bad("workers.kubernetes: the pods must reach the server, so give it as url: (and baseline-server as url:), a server already running where the cluster reaches it; the gate starts servers on its own machine")
+			}
+			for i, sc := range g.Scenarios {
+				if _, ok := sc[SearchKey]; ok {
+					bad("scenarios[%d]: a capacity search (search:) runs its probes in one process: it does not run on workers.kubernetes yet", i)
+				}
+			}
+		}
 	}
 	if g.Baseline.History < 0 || g.Baseline.History > 1000 {
 		bad("baseline.history %d: want the runs kept for the noise estimate, 0 (as many as keep) to 1000", g.Baseline.History)

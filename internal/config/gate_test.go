@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/aiperf-action/aiperf-action/internal/judge"
@@ -28,5 +29,34 @@ func TestGateThresholdsOverDefaults(t *testing.T) {
 	// compare's own settings are not the file's.
 	if _, err := ParseGate([]byte("scenarios: [{name: a}]\nthresholds:\n  resamples: 5\n"), "t.yml"); err == nil {
 		t.Fatal("thresholds.resamples accepted")
+	}
+}
+
+// workers.kubernetes: the image and the worker count are needed, the
+// server must be a url: the pods reach, and a capacity search stays on
+// the runner; each problem named at once.
+func TestGateKubernetesWorkers(t *testing.T) {
+	t.Parallel()
+	ok := "url: http://vllm.perf.svc:8000\nmodel: m\nworkers:\n  kubernetes: {image: ghcr.io/a/b:1, namespace: perf, workers: 4}\nscenarios: [{name: a, concurrency: 8}]\n"
+	g, err := ParseGate([]byte(ok), "t.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Validate(); err != nil || g.Workers.Kubernetes.Workers != 4 || g.Workers.Kubernetes.Namespace != "perf" {
+		t.Fatalf("%v %+v", err, g.Workers)
+	}
+	bad := "server: simulator\nworkers:\n  kubernetes: {workers: 0, timeout: -1s}\nscenarios: [{name: a, search: {ttft-sla-ms: 200}}]\n"
+	g, err = ParseGate([]byte(bad), "t.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = g.Validate()
+	for _, want := range []string{"workers.kubernetes.image", "workers.kubernetes.workers 0", "timeout -1s", "give it as url:", "scenarios[0]: a capacity search"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q in %v", want, err)
+		}
+	}
+	if _, err := ParseGate([]byte("url: http://x\nworkers:\n  kubernetes: {image: i, workers: 1, nodes: 3}\nscenarios: [{name: a}]\n"), "t.yml"); err == nil || !strings.Contains(err.Error(), "nodes") {
+		t.Errorf("an unknown key: %v", err)
 	}
 }

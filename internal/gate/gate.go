@@ -427,10 +427,19 @@ func (g *gate) runRepeats(ctx context.Context, sc map[string]any, gs *Scenario, 
 	return nil
 }
 
-// measure runs one measured profile and prints its table.
+// measure runs one measured profile (here, or on Kubernetes) and prints
+// its table.
 func (g *gate) measure(ctx context.Context, p *config.Profile, name string, i int) (*run.Result, error) {
-	res, err := run.Profile(ctx, p, run.Options{Cmdline: "aiperf-action gate (scenario " + name + ")", Stderr: g.opt.Stderr,
-		Logf: func(format string, a ...any) { g.logf(format, a...) }, Job: g.job, Scenario: name, Environment: g.fp})
+	var res *run.Result
+	var err error
+	if g.onKube() {
+		if res, err = g.runKube(ctx, p, name, i); err != nil {
+			return nil, err
+		}
+	} else {
+		res, err = run.Profile(ctx, p, run.Options{Cmdline: "aiperf-action gate (scenario " + name + ")", Stderr: g.opt.Stderr,
+			Logf: func(format string, a ...any) { g.logf(format, a...) }, Job: g.job, Scenario: name, Environment: g.fp})
+	}
 	if res == nil {
 		return nil, fmt.Errorf("scenario %q run %d failed before writing results (exit %d): %v", name, i, run.ExitCode(err), err)
 	}
@@ -462,7 +471,12 @@ func (g *gate) warmup(ctx context.Context, sc map[string]any, target string) err
 	p.Concurrency = max(1, p.Concurrency)
 	p.ConcurrencySet, p.RequestCount, p.RequestCountSet = true, max(4, 2*p.Concurrency), true
 	g.logf("aiperf-action gate: warmup, %d requests at concurrency %d (not measured; warmup: false in the config turns it off)", p.RequestCount, p.Concurrency)
-	res, err := run.Profile(ctx, p, run.Options{Cmdline: "aiperf-action gate (warmup)", Stderr: g.opt.Stderr})
+	var res *run.Result
+	if g.onKube() {
+		res, err = g.runKube(ctx, p, "warmup", 0)
+	} else {
+		res, err = run.Profile(ctx, p, run.Options{Cmdline: "aiperf-action gate (warmup)", Stderr: g.opt.Stderr})
+	}
 	switch {
 	case ctx.Err() != nil:
 		return errors.New("interrupted")

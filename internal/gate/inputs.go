@@ -12,6 +12,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/run"
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Input is one action input (action.yml), also accepted as a flag.
@@ -67,6 +68,9 @@ type Options struct {
 	CheckRun    bool   // report a check run too
 	CommentKey  string // the sticky comment's key (action.Env.CommentKey)
 	Marker      string // and its marker (action.MarkerFor)
+	// Kube is the cluster for workers.kubernetes (nil: from its
+	// kubeconfig, as kubectl finds one); tests give a stand-in.
+	Kube kubernetes.Interface
 
 	badBools []string // inputs that wanted true or false
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/action"
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/run"
+	"k8s.io/client-go/kubernetes"
 )
 
 // MainOptions are what the gate's entry point takes from its caller: the
@@ -29,6 +30,8 @@ type MainOptions struct {
 	// OnEnv, when set (by a test), is called with the token once the
 	// environment is read.
 	OnEnv func(token string)
+	// Kube, when set (by a test), is the cluster of workers.kubernetes.
+	Kube kubernetes.Interface
 }
 
 // Main runs the gate as the action (or the gate command) does: the
@@ -79,7 +82,7 @@ func Main(ctx context.Context, m MainOptions) (exit int) {
 		return v
 	}
 	gopt = FromInputs(input)
-	gopt.HTTPClient, gopt.Stdout, gopt.Stderr = m.HTTPClient, m.Stdout, m.Stderr
+	gopt.HTTPClient, gopt.Stdout, gopt.Stderr, gopt.Kube = m.HTTPClient, m.Stdout, m.Stderr, m.Kube
 	if env.InActions() {
 		gopt.CommentKey = env.CommentKey(input("comment-key"))
 	}

@@ -54,7 +54,11 @@ type Options struct {
 	// ProfileJSON is the resolved profile, kept in the ConfigMap for the
 	// record (what the plan is built from).
 	ProfileJSON []byte
-	Token       string // "": drawn
+	// FromJSON runs the controller from ProfileJSON (mounted from the
+	// ConfigMap, `profile --profile-json`) instead of Profile's flags: the
+	// gate's way, whose profiles are built, not typed.
+	FromJSON bool
+	Token    string // "": drawn
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$`)
@@ -115,6 +119,14 @@ func Render(o Options) ([]runtime.Object, error) {
 			Ports: []corev1.ServicePort{{Name: "control", Port: ControlPort}, {Name: "records", Port: RecordsPort}}}}
 
 	ctrlArgs := append([]string{"profile"}, o.Profile...)
+	mounts := []corev1.VolumeMount{{Name: "results", MountPath: "/results"}}
+	volumes := []corev1.Volume{{Name: "results", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	if o.FromJSON {
+		ctrlArgs = []string{"profile", "--profile-json", "/config/profile.json"}
+		mounts = append(mounts, corev1.VolumeMount{Name: "profile", MountPath: "/config", ReadOnly: true})
+		volumes = append(volumes, corev1.Volume{Name: "profile", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: o.Name + "-profile"}}}})
+	}
 	ctrlArgs = append(ctrlArgs, "--worker-listen", "0.0.0.0:"+strconv.Itoa(ControlPort), "--workers", strconv.Itoa(o.Workers), "--artifact-dir", "/results")
 	controller := &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}, ObjectMeta: meta(o.Name+"-controller", "controller"),
 		Spec: batchv1.JobSpec{BackoffLimit: &never, Completions: &one, Parallelism: &one,
@@ -126,8 +138,8 @@ func Render(o Options) ([]runtime.Object, error) {
 					Ports: []corev1.ContainerPort{{Name: "control", ContainerPort: ControlPort}, {Name: "records", ContainerPort: RecordsPort},
 						{Name: "results", ContainerPort: ResultsPort}},
 					Resources:    requests(2, 512),
-					VolumeMounts: []corev1.VolumeMount{{Name: "results", MountPath: "/results"}}}},
-				Volumes: []corev1.Volume{{Name: "results", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+					VolumeMounts: mounts}},
+				Volumes: volumes,
 			}}}}
 
 	per := 0

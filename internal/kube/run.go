@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -107,6 +109,7 @@ func Run(ctx context.Context, cs kubernetes.Interface, o RunOptions) (int, error
 			last = summary
 		}
 		if ctrlEnd != "" {
+			logTail(ctx, cs, ns, o.Name+"-controller", sel, o.Progress)
 			return 0, fmt.Errorf("kube run: the controller pod ended before its results were taken: %s", ctrlEnd)
 		}
 		if ctrl != "" {
@@ -123,6 +126,9 @@ func Run(ctx context.Context, cs kubernetes.Interface, o RunOptions) (int, error
 		}
 	}
 	fmt.Fprintf(o.Progress, "kube run: the controller is done (exit %d); taking its results\n", st.Exit)
+	if st.Exit != 0 {
+		logTail(ctx, cs, ns, o.Name+"-controller", sel, o.Progress)
+	}
 	rc, err := cs.CoreV1().Pods(ns).ProxyGet("http", controllerPod, strconv.Itoa(ResultsPort), "/results.tar.gz", map[string]string{"token": o.Token}).Stream(ctx)
 	if err != nil {
 		return st.Exit, fmt.Errorf("kube run: taking the results from pod %s: %v", controllerPod, err)
@@ -149,6 +155,26 @@ func Run(ctx context.Context, cs kubernetes.Interface, o RunOptions) (int, error
 		return st.Exit, fmt.Errorf("%w: %s", ErrInvalid, strings.Join(invalid, "; "))
 	}
 	return st.Exit, nil
+}
+
+// logTail prints the last lines of the controller pod's log.
+func logTail(ctx context.Context, cs kubernetes.Interface, ns, prefix string, sel metav1.ListOptions, w io.Writer) {
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, sel)
+	if err != nil {
+		return
+	}
+	tail := int64(30)
+	for _, p := range pods.Items {
+		if !strings.HasPrefix(p.Name, prefix) {
+			continue
+		}
+		b, err := cs.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: &tail}).DoRaw(ctx)
+		if err != nil {
+			fmt.Fprintf(w, "kube run: pod %s's log: %v\n", p.Name, err)
+			continue
+		}
+		fmt.Fprintf(w, "kube run: the last lines of pod %s's log:\n%s\n", p.Name, strings.TrimRight(string(b), "\n"))
+	}
 }
 
 // look summarises the run's pods: phases by role, the controller pod
@@ -289,4 +315,26 @@ func cleanup(ctx context.Context, cs kubernetes.Interface, ns, name string, made
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// RunDir is the folder under out that holds the run's run.json (the
+// controller writes it under its --artifact-dir).
+func RunDir(out string) (string, error) {
+	var found string
+	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && d.Name() == "run.json" && (found == "" || len(p) < len(found)) {
+			found = p
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if found == "" {
+		return "", fmt.Errorf("no run.json in the results (%s)", out)
+	}
+	return filepath.Dir(found), nil
 }

@@ -47,8 +47,10 @@ type Cluster struct {
 
 	bin, dir string
 	env      []string
-	control  int // the controller's control port here (records on the next)
-	results  int // its results port here
+	// ports are each run's controller ports here (by its run label):
+	// control (records on the next) and results, as a pod has its own IP.
+	ports    map[string][2]int
+	podPorts map[string]int // a pod's results port here, for the proxy
 	mu       sync.Mutex
 	jobs     map[string]bool
 	pods     map[string]*exec.Cmd
@@ -62,8 +64,8 @@ type Cluster struct {
 func Start(t testing.TB, ns, bin string, env []string) *Cluster {
 	t.Helper()
 	c := &Cluster{Clientset: fake.NewClientset(), NS: ns, bin: bin, env: env, dir: t.TempDir(),
-		jobs: map[string]bool{}, pods: map[string]*exec.Cmd{}, logs: map[string]*bytes.Buffer{}, exited: map[string]bool{}}
-	c.control, c.results = freePair(t), freePair(t)
+		jobs: map[string]bool{}, pods: map[string]*exec.Cmd{}, logs: map[string]*bytes.Buffer{}, exited: map[string]bool{},
+		ports: map[string][2]int{}, podPorts: map[string]int{}}
 	c.Clientset.PrependProxyReactor("pods", func(a k8stesting.Action) (bool, restclient.ResponseWrapper, error) {
 		p := a.(k8stesting.ProxyGetAction)
 		if p.GetPort() != strconv.Itoa(kube.ResultsPort) {
@@ -73,7 +75,13 @@ func Start(t testing.TB, ns, bin string, env []string) *Cluster {
 		for k, v := range p.GetParams() {
 			q.Set(k, v)
 		}
-		return true, proxied(fmt.Sprintf("http://127.0.0.1:%d%s?%s", c.results, p.GetPath(), q.Encode())), nil
+		c.mu.Lock()
+		port := c.podPorts[p.GetName()]
+		c.mu.Unlock()
+		if port == 0 {
+			return true, nil, fmt.Errorf("pod %s is not running", p.GetName())
+		}
+		return true, proxied(fmt.Sprintf("http://127.0.0.1:%d%s?%s", port, p.GetPath(), q.Encode())), nil
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	c.ctx = ctx
@@ -113,6 +121,17 @@ func (c *Cluster) Log(pod string) string {
 		return b.String()
 	}
 	return ""
+}
+
+// AllLogs is every pod's output, by name.
+func (c *Cluster) AllLogs() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	for name, l := range c.logs {
+		fmt.Fprintf(&b, "--- pod %s:\n%s\n", name, l.String())
+	}
+	return b.String()
 }
 
 // Running reports whether a pod's process has started and not ended.
@@ -179,6 +198,36 @@ var varRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
 func (c *Cluster) run(t testing.TB, p *corev1.Pod) {
 	ctx := c.ctx
 	ct := p.Spec.Containers[0]
+	run := p.Labels["aiperf-action/run"]
+	c.mu.Lock()
+	ports, ok := c.ports[run]
+	if !ok {
+		ports = [2]int{freePair(t), freePair(t)}
+		c.ports[run] = ports
+	}
+	c.podPorts[p.Name] = ports[1]
+	c.mu.Unlock()
+	mapAddr := func(s string) string { return mapAddr(s, ports) }
+	// A ConfigMap volume holds its keys as files.
+	for _, v := range p.Spec.Volumes {
+		if v.ConfigMap == nil {
+			continue
+		}
+		cm, err := c.Clientset.CoreV1().ConfigMaps(c.NS).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Logf("kubetest: pod %s: configmap %s: %v", p.Name, v.ConfigMap.Name, err)
+			continue
+		}
+		for _, m := range ct.VolumeMounts {
+			if m.Name != v.Name {
+				continue
+			}
+			local := c.mapMounts(p, m.MountPath)
+			for k, data := range cm.Data {
+				os.WriteFile(local+"/"+k, []byte(data), 0o644)
+			}
+		}
+	}
 	vars := map[string]string{}
 	var env []string
 	for _, e := range ct.Env {
@@ -201,14 +250,14 @@ func (c *Cluster) run(t testing.TB, p *corev1.Pod) {
 				}
 			}
 		}
-		v = c.mapAddr(c.mapMounts(p, v))
+		v = mapAddr(c.mapMounts(p, v))
 		vars[e.Name] = v
 		env = append(env, e.Name+"="+v)
 	}
 	var args []string
 	for _, a := range ct.Args {
 		a = varRef.ReplaceAllStringFunc(a, func(m string) string { return vars[m[2:len(m)-1]] })
-		args = append(args, c.mapAddr(c.mapMounts(p, a)))
+		args = append(args, mapAddr(c.mapMounts(p, a)))
 	}
 	cmd := exec.Command(c.bin, args...)
 	cmd.Env = append(append(os.Environ(), c.env...), env...)
@@ -263,16 +312,17 @@ func (c *Cluster) mapMounts(p *corev1.Pod, s string) string {
 	return s
 }
 
-// mapAddr maps the controller's ports and its Service's name to loopback.
-func (c *Cluster) mapAddr(s string) string {
+// mapAddr maps a run's controller ports (control, results) and its
+// Service's name to loopback.
+func mapAddr(s string, ports [2]int) string {
 	ctl, res := strconv.Itoa(kube.ControlPort), strconv.Itoa(kube.ResultsPort)
 	switch {
 	case s == "0.0.0.0:"+ctl:
-		return fmt.Sprintf("127.0.0.1:%d", c.control)
+		return fmt.Sprintf("127.0.0.1:%d", ports[0])
 	case s == "0.0.0.0:"+res:
-		return fmt.Sprintf("127.0.0.1:%d", c.results)
+		return fmt.Sprintf("127.0.0.1:%d", ports[1])
 	case strings.HasPrefix(s, "tcp://") && strings.HasSuffix(s, ":"+ctl):
-		return fmt.Sprintf("tcp://127.0.0.1:%d", c.control)
+		return fmt.Sprintf("tcp://127.0.0.1:%d", ports[0])
 	}
 	return s
 }
