@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +31,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	restclient "k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
@@ -39,7 +41,7 @@ import (
 
 // Cluster is the stand-in: Clientset is what `kube run` is given.
 type Cluster struct {
-	Clientset *fake.Clientset
+	Clientset kubernetes.Interface
 	NS        string
 	// Restart, when set, is asked of each pod once it runs: true reports
 	// one restart of its container (as a kubelet would after a crash).
@@ -47,6 +49,8 @@ type Cluster struct {
 
 	bin, dir string
 	env      []string
+	prefix   []string // run each container under this (ip netns exec NS)
+	podIP    string   // every pod's address; "" is loopback with ports mapped
 	// ports are each run's controller ports here (by its run label):
 	// control (records on the next) and results, as a pod has its own IP.
 	ports    map[string][2]int
@@ -59,14 +63,14 @@ type Cluster struct {
 	ctx      context.Context
 }
 
-// Start runs the stand-in until the test ends. Containers run bin with
-// env added to this process's.
+// Start runs the stand-in on client-go's fake clientset until the test
+// ends, the pods on loopback. Containers run bin with env added to this
+// process's.
 func Start(t testing.TB, ns, bin string, env []string) *Cluster {
 	t.Helper()
-	c := &Cluster{Clientset: fake.NewClientset(), NS: ns, bin: bin, env: env, dir: t.TempDir(),
-		jobs: map[string]bool{}, pods: map[string]*exec.Cmd{}, logs: map[string]*bytes.Buffer{}, exited: map[string]bool{},
-		ports: map[string][2]int{}, podPorts: map[string]int{}}
-	c.Clientset.PrependProxyReactor("pods", func(a k8stesting.Action) (bool, restclient.ResponseWrapper, error) {
+	fc := fake.NewClientset()
+	c := newCluster(t, fc, ns, bin, env)
+	fc.PrependProxyReactor("pods", func(a k8stesting.Action) (bool, restclient.ResponseWrapper, error) {
 		p := a.(k8stesting.ProxyGetAction)
 		if p.GetPort() != strconv.Itoa(kube.ResultsPort) {
 			return true, nil, fmt.Errorf("pod %s has no port %s", p.GetName(), p.GetPort())
@@ -83,6 +87,30 @@ func Start(t testing.TB, ns, bin string, env []string) *Cluster {
 		}
 		return true, proxied(fmt.Sprintf("http://127.0.0.1:%d%s?%s", port, p.GetPath(), q.Encode())), nil
 	})
+	c.start(t)
+	return c
+}
+
+// StartOn runs the stand-in against a real API server (cs): it makes the
+// Jobs' pods there and writes their status back, and runs each pod's
+// container under prefix (ip netns exec NS: the pods' network namespace,
+// where podIP is their address and the ports are the spec's); the API
+// server's own pod proxy reaches them at podIP.
+func StartOn(t testing.TB, cs kubernetes.Interface, ns, bin string, env, prefix []string, podIP string) *Cluster {
+	t.Helper()
+	c := newCluster(t, cs, ns, bin, env)
+	c.prefix, c.podIP = prefix, podIP
+	c.start(t)
+	return c
+}
+
+func newCluster(t testing.TB, cs kubernetes.Interface, ns, bin string, env []string) *Cluster {
+	return &Cluster{Clientset: cs, NS: ns, bin: bin, env: env, dir: t.TempDir(),
+		jobs: map[string]bool{}, pods: map[string]*exec.Cmd{}, logs: map[string]*bytes.Buffer{}, exited: map[string]bool{},
+		ports: map[string][2]int{}, podPorts: map[string]int{}}
+}
+
+func (c *Cluster) start(t testing.TB) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.ctx = ctx
 	done := make(chan struct{})
@@ -110,7 +138,6 @@ func Start(t testing.TB, ns, bin string, env []string) *Cluster {
 			}
 		}
 	})
-	return c
 }
 
 // Log is what a pod's container wrote.
@@ -142,6 +169,18 @@ func (c *Cluster) Running(pod string) bool {
 	return cmd != nil && cmd.Process != nil && !c.exited[pod]
 }
 
+// Idle reports whether every pod's process has ended.
+func (c *Cluster) Idle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name := range c.pods {
+		if !c.exited[name] {
+			return false
+		}
+	}
+	return true
+}
+
 // Kill ends a pod's process, as a node that goes away does.
 func (c *Cluster) Kill(pod string) {
 	c.mu.Lock()
@@ -171,6 +210,7 @@ func (c *Cluster) step(t testing.TB) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", j.Name, i), Namespace: c.NS,
 				Labels: j.Spec.Template.Labels, Annotations: map[string]string{"batch.kubernetes.io/job-completion-index": strconv.Itoa(i)}},
 				Spec: *j.Spec.Template.Spec.DeepCopy(), Status: corev1.PodStatus{Phase: corev1.PodPending}}
+			pod.Spec.NodeName = "kubetest" // (scheduled: there is no scheduler)
 			if _, err := c.Clientset.CoreV1().Pods(c.NS).Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 				t.Logf("kubetest: creating pod %s: %v", pod.Name, err)
 			}
@@ -199,15 +239,18 @@ func (c *Cluster) run(t testing.TB, p *corev1.Pod) {
 	ctx := c.ctx
 	ct := p.Spec.Containers[0]
 	run := p.Labels["aiperf-action/run"]
-	c.mu.Lock()
-	ports, ok := c.ports[run]
-	if !ok {
-		ports = [2]int{freePair(t), freePair(t)}
-		c.ports[run] = ports
+	mapTo := func(s string) string { return mapPodAddr(s, c.podIP) }
+	if c.podIP == "" {
+		c.mu.Lock()
+		ports, ok := c.ports[run]
+		if !ok {
+			ports = [2]int{freePair(t), freePair(t)}
+			c.ports[run] = ports
+		}
+		c.podPorts[p.Name] = ports[1]
+		c.mu.Unlock()
+		mapTo = func(s string) string { return mapAddr(s, ports) }
 	}
-	c.podPorts[p.Name] = ports[1]
-	c.mu.Unlock()
-	mapAddr := func(s string) string { return mapAddr(s, ports) }
 	// A ConfigMap volume holds its keys as files.
 	for _, v := range p.Spec.Volumes {
 		if v.ConfigMap == nil {
@@ -250,16 +293,17 @@ func (c *Cluster) run(t testing.TB, p *corev1.Pod) {
 				}
 			}
 		}
-		v = mapAddr(c.mapMounts(p, v))
+		v = mapTo(c.mapMounts(p, v))
 		vars[e.Name] = v
 		env = append(env, e.Name+"="+v)
 	}
 	var args []string
 	for _, a := range ct.Args {
 		a = varRef.ReplaceAllStringFunc(a, func(m string) string { return vars[m[2:len(m)-1]] })
-		args = append(args, mapAddr(c.mapMounts(p, a)))
+		args = append(args, mapTo(c.mapMounts(p, a)))
 	}
-	cmd := exec.Command(c.bin, args...)
+	argv := append(append(slices.Clone(c.prefix), c.bin), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(append(os.Environ(), c.env...), env...)
 	logs := &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = lockedWriter{&c.mu, logs}, lockedWriter{&c.mu, logs}
@@ -312,6 +356,16 @@ func (c *Cluster) mapMounts(p *corev1.Pod, s string) string {
 	return s
 }
 
+// mapPodAddr maps the Service's name to the pods' address (the ports are
+// the spec's: the pods share a network namespace of their own).
+func mapPodAddr(s, podIP string) string {
+	ctl := strconv.Itoa(kube.ControlPort)
+	if strings.HasPrefix(s, "tcp://") && strings.HasSuffix(s, ":"+ctl) {
+		return "tcp://" + net.JoinHostPort(podIP, ctl)
+	}
+	return s
+}
+
 // mapAddr maps a run's controller ports (control, results) and its
 // Service's name to loopback.
 func mapAddr(s string, ports [2]int) string {
@@ -340,11 +394,19 @@ func (c *Cluster) setStatus(name string, phase corev1.PodPhase, term *corev1.Con
 		} else {
 			st.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.Now()}
 		}
-		p.Status.Phase, p.Status.PodIP, p.Status.ContainerStatuses = phase, "127.0.0.1", []corev1.ContainerStatus{st}
+		ip := cmpOr(c.podIP, "127.0.0.1")
+		p.Status.Phase, p.Status.PodIP, p.Status.PodIPs, p.Status.ContainerStatuses = phase, ip, []corev1.PodIP{{IP: ip}}, []corev1.ContainerStatus{st}
 		if _, err := c.Clientset.CoreV1().Pods(c.NS).UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err == nil || !apierrors.IsConflict(err) {
 			return
 		}
 	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 type lockedWriter struct {
