@@ -697,3 +697,54 @@ func TestInputsJSONReplay(t *testing.T) {
 		}
 	}
 }
+
+// A raw_payload folder (AIPerf's directory mode): each .jsonl file one
+// conversation (by name), each line a turn's body, sent as it is after the
+// previous turn's answer, with no history added; found without
+// --custom-dataset-type too; other files ignored.
+func TestRawPayloadFolder(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT, cfg.ITL = 2*time.Millisecond, time.Millisecond
+	url, sink := captureBodies(t, sim.New(cfg))
+	folder := t.TempDir()
+	convs := map[string][]string{
+		"session_001.jsonl": {`{"messages": [{"role": "user", "content": "What is Python?"}], "model": "m", "max_tokens": 4}`,
+			`{"messages": [{"role": "user", "content": "What is Python?"}, {"role": "assistant", "content": "A language."}, {"role": "user", "content": "Show hello world."}], "model": "m", "max_tokens": 6}`},
+		"session_002.jsonl": {`{"messages": [{"role": "user", "content": "Explain REST."}], "model": "m", "max_tokens": 3}`},
+	}
+	for name, lines := range convs {
+		os.WriteFile(filepath.Join(folder, name), []byte(strings.Join(lines, "\n")+"\n\n"), 0o644)
+	}
+	os.WriteFile(filepath.Join(folder, "README.txt"), []byte("not a conversation"), 0o644)
+	for _, typ := range [][]string{{"--custom-dataset-type", "raw_payload"}, nil} {
+		dir := filepath.Join(t.TempDir(), "run")
+		args := append([]string{"profile", "-m", "sim", "-u", url, "--input-file", folder, "--concurrency", "1", "--no-server-metrics", "--artifact-dir", dir}, typ...)
+		res := runCLI(t, time.Minute, args...)
+		if res.code != 0 {
+			t.Fatalf("%v: exit %d\n%s", typ, res.code, res.stderr)
+		}
+		got := sink.bodies()
+		var want []string
+		for _, name := range []string{"session_001.jsonl", "session_002.jsonl"} {
+			for _, l := range convs[name] {
+				var c bytes.Buffer
+				json.Compact(&c, []byte(l))
+				want = append(want, c.String())
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%v: bodies\n%q\nwant, in order, as they are:\n%q", typ, got, want)
+		}
+		recs := readRecords(t, dir)
+		slices.SortFunc(recs, func(a, b record.Record) int { return a.Index - b.Index })
+		if len(recs) != 3 || recs[0].SessionID != recs[1].SessionID || recs[1].Turn != 1 || recs[0].MaxTokens != 4 || recs[1].MaxTokens != 6 ||
+			recs[1].ISL != tokenizer.Count("What is Python?")+tokenizer.Count("A language.")+tokenizer.Count("Show hello world.") || recs[1].Sent < recs[0].End {
+			t.Errorf("%v: records %+v", typ, recs)
+		}
+	}
+	empty := t.TempDir()
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--input-file", empty, "--custom-dataset-type", "raw_payload", "--request-count", "1")
+	if res.code != 2 || !strings.Contains(res.stderr, "no .jsonl files") {
+		t.Errorf("an empty folder: exit %d\n%s", res.code, res.stderr)
+	}
+}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"strings"
 
 	"github.com/aiperf-action/aiperf-action/internal/dataset"
@@ -66,7 +67,17 @@ func (p *Profile) Trace() bool {
 // sessions (--conversation-num, or more than one turn a conversation).
 func (p *Profile) MultiTurn() bool {
 	return p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.CustomDatasetType == MultiTurnFile || p.CustomDatasetType == WekaTrace || p.CustomDatasetType == DagJSONL || p.UserCentricRate > 0 ||
-		hfdata.Catalog[p.PublicDataset].Turns
+		hfdata.Catalog[p.PublicDataset].Turns || p.RawFolder()
+}
+
+// RawFolder reports a raw_payload folder: a conversation a file, its
+// turns whole request bodies.
+func (p *Profile) RawFolder() bool {
+	if p.CustomDatasetType != RawPayload || p.InputFile == "" {
+		return false
+	}
+	st, err := os.Stat(p.InputFile)
+	return err == nil && st.IsDir()
 }
 
 // checkModels checks several models against what would send them.

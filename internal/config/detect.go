@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
+	"strings"
 )
 
 // detectDatasetType is the dataset type of an --input-file given without
@@ -12,9 +14,16 @@ import (
 // "messages" is a raw request body (raw_payload), a line of "turns" a
 // conversation (multi_turn), one of "captureData" and "eventMetadata" a
 // SageMaker data capture; anything else stays plain JSONL, whose reader
-// names what a line lacks. A folder, or a file that can't be read, is left
-// to the reader, which says so.
+// names what a line lacks. A folder is told by its first .jsonl file (a
+// raw_payload folder: a conversation a file); a file that can't be read
+// is left to the reader, which says so.
 func detectDatasetType(path string) string {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		if files := rawFiles(path); len(files) > 0 && detectDatasetType(files[0]) == RawPayload {
+			return RawPayload
+		}
+		return ""
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
@@ -76,4 +85,27 @@ func wholeRawLine(path string) int {
 		}
 	}
 	return 0
+}
+
+// rawFiles are a raw_payload input's files: the file itself, or a
+// folder's .jsonl files in the order of their names.
+func rawFiles(path string) []string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	if !st.IsDir() {
+		return []string{path}
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries { // (ReadDir sorts by name)
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".jsonl") {
+			out = append(out, filepath.Join(path, e.Name()))
+		}
+	}
+	return out
 }

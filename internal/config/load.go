@@ -121,8 +121,8 @@ func (p *Profile) checkDataset(bad badf) {
 		}
 	case p.CustomDatasetType == "" || p.Trace() || p.CustomDatasetType == SingleTurn || p.CustomDatasetType == MultiTurnFile || p.CustomDatasetType == WekaTrace || p.CustomDatasetType == DagJSONL:
 	case p.CustomDatasetType == RawPayload || p.CustomDatasetType == InputsJSON:
-		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() {
-			bad("--custom-dataset-type raw_payload: a folder (AIPerf's multi-turn payloads) is not supported yet: give one JSONL file of request bodies")
+		if st, err := os.Stat(p.InputFile); err == nil && st.IsDir() && p.CustomDatasetType == InputsJSON {
+			bad("--custom-dataset-type inputs_json: %s is a folder; give the inputs.json file", p.InputFile)
 		}
 		if p.EndpointType == endpoint.TypeTemplate || p.Rankings() {
 			bad("--custom-dataset-type %s sends each payload as the body: not with --endpoint-type %s", p.CustomDatasetType, p.EndpointType)
@@ -209,7 +209,7 @@ func (p *Profile) checkSessions(bad badf) {
 	weka := p.CustomDatasetType == WekaTrace
 	if p.MultiTurn() {
 		switch {
-		case p.EndpointType != EndpointChat && p.EndpointType != "messages" && p.EndpointType != "responses" && !weka:
+		case p.EndpointType != EndpointChat && p.EndpointType != "messages" && p.EndpointType != "responses" && !weka && !p.RawFolder():
 			bad("multi-turn sessions (--conversation-num, --conversation-turn-mean) thread a conversation's messages: they need --endpoint-type chat, messages or responses")
 		case p.Replays():
 			bad("multi-turn sessions start on a rate or fill their slots here: not on a fixed schedule yet")
@@ -217,7 +217,7 @@ func (p *Profile) checkSessions(bad badf) {
 			bad("--request-rate with --user-centric-rate: the users' rate is the rate (leave out --request-rate)")
 		case p.RequestRate > 0 && !p.ConcurrencySet:
 			bad("multi-turn sessions with --request-rate need --concurrency here: AIPerf's conversation-centric mode (sessions start at the rate, each holds one of --concurrency slots for all its turns, delays kept); its rate-centric mode without --concurrency (every turn on the rate, delays ignored) is not supported yet")
-		case p.InputFile != "" && p.DatasetKind() != MultiTurnFile && p.CustomDatasetType != DagJSONL && !weka:
+		case p.InputFile != "" && p.DatasetKind() != MultiTurnFile && p.CustomDatasetType != DagJSONL && !weka && !p.RawFolder():
 			bad("multi-turn sessions from --input-file need --custom-dataset-type multi_turn (the --conversation-* flags make synthetic ones)")
 		case (p.DatasetKind() == MultiTurnFile || p.CustomDatasetType == DagJSONL || weka) && (p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.ConversationTurnStddev > 0 || p.UserCentricRate > 0):
 			bad("%s takes its conversations and turns from the file: leave out --conversation-num, --conversation-turn-mean/-stddev and --user-centric-rate", p.datasetFlag())

@@ -323,9 +323,10 @@ func (p *Profile) Resolve() (*Resolved, error) {
 		p.CustomDatasetType = detectDatasetType(p.InputFile) // (AIPerf's auto-detection; "" stays plain JSONL)
 	}
 	if p.CustomDatasetType == RawPayload && p.Streaming {
-		if st, err := os.Stat(p.InputFile); err == nil && !st.IsDir() {
-			if n := wholeRawLine(p.InputFile); n > 0 {
-				bad("--streaming with --custom-dataset-type raw_payload: %s line %d does not ask for a stream (\"stream\": true), and its body is sent as it is, so its answer would come whole, with no first token: add \"stream\": true to the file's bodies, or leave out --streaming", p.InputFile, n)
+		for _, f := range rawFiles(p.InputFile) {
+			if n := wholeRawLine(f); n > 0 {
+				bad("--streaming with --custom-dataset-type raw_payload: %s line %d does not ask for a stream (\"stream\": true), and its body is sent as it is, so its answer would come whole, with no first token: add \"stream\": true to the file's bodies, or leave out --streaming", f, n)
+				break
 			}
 		}
 	}

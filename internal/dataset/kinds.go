@@ -79,7 +79,7 @@ var Kinds = []Kind{
 	{Name: BasetenTrace, Open: lines(func(path string, o Options) (*Index, error) { return indexBaseten(path, o.Tokenizer, o.Words) })},
 	{Name: BurstGPTTrace, Open: lines(func(path string, o Options) (*Index, error) { return indexBurstGPT(path, o.Tokenizer, o.Words) })},
 	{Name: WekaTrace, Open: sessions(func(path string, o Options) (*Sessions, error) { return indexWeka(path, o.Tokenizer, o.Blocks) })},
-	{Name: RawPayload, Open: lines(func(path string, o Options) (*Index, error) { return indexRawPayload(path, o.Tokenizer, o.Streaming) })},
+	{Name: RawPayload, Open: openRawPayload},
 	{Name: InputsJSON, Open: lines(func(path string, o Options) (*Index, error) { return indexInputsJSON(path, o.Tokenizer, o.Streaming) })},
 	{Name: SageMakerDataCapture, Open: lines(indexSageMaker)},
 	{Name: ShareGPT, Open: lines(func(path string, o Options) (*Index, error) { return indexShareGPT(path, o.Tokenizer, o.Words) })},
@@ -132,6 +132,17 @@ func sessions(index func(string, Options) (*Sessions, error)) func(string, Optio
 		}
 		return Source{Sessions: x, Digest: x.Digest}, nil
 	}
+}
+
+// openRawPayload reads a raw_payload path: a folder is conversations (a
+// file each), a file single requests (a line each).
+func openRawPayload(path string, o Options) (Source, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return sessions(func(path string, o Options) (*Sessions, error) {
+			return indexRawSessions(path, o.Tokenizer, o.Streaming)
+		})(path, o)
+	}
+	return lines(func(path string, o Options) (*Index, error) { return indexRawPayload(path, o.Tokenizer, o.Streaming) })(path, o)
 }
 
 // openRandomPool reads a random_pool path: a folder is pools, a file its

@@ -25,12 +25,17 @@ type Sessions struct {
 	Turns  []TurnMeta // every line's turns, in order (Lines[j].First on)
 	tok    *tokenizer.Tokenizer
 	weka   *wekaIndex // a weka_trace input (indexWeka)
+	raw    bool       // a raw_payload folder's (indexRawSessions): each turn's text is its request body
 }
 
 // Standalone reports turns whose prompts are whole in themselves (a
-// weka_trace's calls carry their history in their hash ids): no history
-// is threaded before them.
-func (x *Sessions) Standalone() bool { return x.weka != nil }
+// weka_trace's calls carry their history in their hash ids; a raw_payload
+// folder's bodies hold theirs): no history is threaded before them.
+func (x *Sessions) Standalone() bool { return x.weka != nil || x.raw }
+
+// Raw reports sessions whose turns' text is each turn's whole request
+// body, sent as it is (a raw_payload folder).
+func (x *Sessions) Raw() bool { return x.raw }
 
 // SessionMeta is one conversation: its place in the file and its turns'
 // place in Turns.

@@ -18,58 +18,11 @@ import (
 func indexRawPayload(path string, tok *tokenizer.Tokenizer, streaming bool) (*Index, error) {
 	x := &Index{Path: path, tok: orBuiltin(tok), raw: true}
 	digest, err := eachLine(path, func(line []byte, n int, off int64, size int) error {
-		m := LineMeta{Off: off, Len: int32(size)}
-		var p struct {
-			Messages []struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"messages"`
-			Prompt              json.RawMessage   `json:"prompt"`
-			Input               json.RawMessage   `json:"input"`      // the Responses API's
-			Text                json.RawMessage   `json:"text"`       // SGLang's
-			Inputs              json.RawMessage   `json:"inputs"`     // TGI's
-			TextInput           json.RawMessage   `json:"text_input"` // Triton's
-			Stream              *bool             `json:"stream"`
-			MaxTokens           *int              `json:"max_tokens"`
-			MaxCompletionTokens *int              `json:"max_completion_tokens"`
-			TokenIDs            []json.RawMessage `json:"token_ids"` // vLLM's tokens-in prompt: its ids are its tokens
-			SamplingParams      *struct {
-				MaxTokens    *int `json:"max_tokens"`
-				MaxNewTokens *int `json:"max_new_tokens"`
-			} `json:"sampling_params"`
+		isl, maxTokens, err := rawMeta(x.tok, line, streaming, fmt.Sprintf("%s:%d", path, n))
+		if err != nil {
+			return err
 		}
-		if !json.Valid(line) {
-			return fmt.Errorf("%s:%d: a raw payload is one JSON object (a request body): not valid JSON", path, n)
-		}
-		if err := json.Unmarshal(line, &p); err != nil {
-			return fmt.Errorf("%s:%d: a raw payload is one JSON object (a request body): %v", path, n, err)
-		}
-		if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
-			return fmt.Errorf("%s:%d: a raw payload is a JSON object (a request body)", path, n)
-		}
-		if p.Stream != nil && *p.Stream != streaming {
-			return fmt.Errorf("%s:%d: the payload's \"stream\" is %v and --streaming is %v: a raw payload is sent as it is, so they must agree", path, n, *p.Stream, streaming)
-		}
-		isl := len(p.TokenIDs)
-		for _, raw := range append([]json.RawMessage{p.Prompt, p.Input, p.Text, p.Inputs, p.TextInput}, func() []json.RawMessage {
-			var cs []json.RawMessage
-			for _, msg := range p.Messages {
-				cs = append(cs, msg.Content)
-			}
-			return cs
-		}()...) {
-			isl += contentTokens(x.tok, raw)
-		}
-		m.ISL = int32(min(isl, MaxInputLength))
-		lengths := []*int{p.MaxTokens, p.MaxCompletionTokens}
-		if sp := p.SamplingParams; sp != nil {
-			lengths = append(lengths, sp.MaxTokens, sp.MaxNewTokens)
-		}
-		for _, mt := range lengths {
-			if mt != nil && *mt > 0 {
-				m.MaxTokens = int32(min(*mt, MaxInputLength))
-			}
-		}
-		x.Lines = append(x.Lines, m)
+		x.Lines = append(x.Lines, LineMeta{Off: off, Len: int32(size), ISL: isl, MaxTokens: maxTokens})
 		return nil
 	})
 	if err != nil {
@@ -80,6 +33,59 @@ func indexRawPayload(path string, tok *tokenizer.Tokenizer, streaming bool) (*In
 	}
 	x.Digest = digest
 	return x, nil
+}
+
+// rawMeta is a raw payload's ISL and max tokens (see indexRawPayload); an
+// error names where (file:line).
+func rawMeta(tok *tokenizer.Tokenizer, line []byte, streaming bool, where string) (isl, maxTokens int32, err error) {
+	var p struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+		Prompt              json.RawMessage   `json:"prompt"`
+		Input               json.RawMessage   `json:"input"`      // the Responses API's
+		Text                json.RawMessage   `json:"text"`       // SGLang's
+		Inputs              json.RawMessage   `json:"inputs"`     // TGI's
+		TextInput           json.RawMessage   `json:"text_input"` // Triton's
+		Stream              *bool             `json:"stream"`
+		MaxTokens           *int              `json:"max_tokens"`
+		MaxCompletionTokens *int              `json:"max_completion_tokens"`
+		TokenIDs            []json.RawMessage `json:"token_ids"` // vLLM's tokens-in prompt: its ids are its tokens
+		SamplingParams      *struct {
+			MaxTokens    *int `json:"max_tokens"`
+			MaxNewTokens *int `json:"max_new_tokens"`
+		} `json:"sampling_params"`
+	}
+	if !json.Valid(line) {
+		return 0, 0, fmt.Errorf("%s: a raw payload is one JSON object (a request body): not valid JSON", where)
+	}
+	if err := json.Unmarshal(line, &p); err != nil {
+		return 0, 0, fmt.Errorf("%s: a raw payload is one JSON object (a request body): %v", where, err)
+	}
+	if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
+		return 0, 0, fmt.Errorf("%s: a raw payload is a JSON object (a request body)", where)
+	}
+	if p.Stream != nil && *p.Stream != streaming {
+		return 0, 0, fmt.Errorf("%s: the payload's \"stream\" is %v and --streaming is %v: a raw payload is sent as it is, so they must agree", where, *p.Stream, streaming)
+	}
+	n := len(p.TokenIDs)
+	for _, raw := range []json.RawMessage{p.Prompt, p.Input, p.Text, p.Inputs, p.TextInput} {
+		n += contentTokens(tok, raw)
+	}
+	for _, msg := range p.Messages {
+		n += contentTokens(tok, msg.Content)
+	}
+	isl = int32(min(n, MaxInputLength))
+	lengths := []*int{p.MaxTokens, p.MaxCompletionTokens}
+	if sp := p.SamplingParams; sp != nil {
+		lengths = append(lengths, sp.MaxTokens, sp.MaxNewTokens)
+	}
+	for _, mt := range lengths {
+		if mt != nil && *mt > 0 {
+			maxTokens = int32(min(*mt, MaxInputLength))
+		}
+	}
+	return isl, maxTokens, nil
 }
 
 // contentTokens counts a message content's text: a string, or the text

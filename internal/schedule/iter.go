@@ -133,7 +133,7 @@ func (g *gen) finish(pr *prompt, i int) {
 		pr.ISL += n
 		pr.SystemISL += n
 	}
-	raw := g.index != nil && g.index.Raw()
+	raw := g.raw()
 	if pr.MaxTokens == 0 && !g.synthetic && b.p.OSLMean > 0 && !raw {
 		pr.MaxTokens = drawOSL(b.p, seeds.Draw(g.oslRoot, uint64(i)))
 	}
@@ -210,7 +210,7 @@ func (g *gen) body(e *Entry, pr prompt, cycle bool) error {
 	if pr.System != "" {
 		system = pr.System
 	}
-	raw := g.index != nil && g.index.Raw()
+	raw := g.raw()
 	build := b.kind.Build
 	if raw {
 		build = func(endpoint.Input) ([]byte, error) { return []byte(pr.Text), nil } // (the line is the body)
@@ -267,4 +267,10 @@ func uuid(r *rand.Rand) string {
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// raw reports prompts that are whole request bodies, sent as they are: a
+// raw_payload file's lines, or a raw_payload folder's turns.
+func (g *gen) raw() bool {
+	return g.index != nil && g.index.Raw() || g.convs != nil && g.convs.Raw()
 }
