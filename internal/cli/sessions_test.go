@@ -287,6 +287,49 @@ func TestSessionsOnARate(t *testing.T) {
 	}
 }
 
+// Sessions on --request-rate without --concurrency (AIPerf's rate-centric
+// mode): every turn takes a tick of the arrival process, never sent before
+// it, no tick twice; a session's next turn, ready once its answer has
+// come, takes the worker's next tick before a new session does; so with a
+// server far faster than the ticks each session's turns sit on one
+// worker's consecutive ticks (2 workers: 200 ms apart at 10/s).
+func TestSessionsRateCentric(t *testing.T) {
+	_, url := startSim(t, 2*time.Millisecond, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--streaming", "--isl", "16", "--osl", "4",
+		"--conversation-num", "6", "--conversation-turn-mean", "3", "--request-rate", "10", "--arrival-pattern", "constant",
+		"--workers", "2", "--random-seed", "5", "--artifact-dir", dir)
+	r, err := result.Read(dir)
+	if res.code != 0 || err != nil {
+		t.Fatalf("exit %d, %v\n%s", res.code, err, res.stderr)
+	}
+	if r.Counts.OK != 18 {
+		t.Fatalf("counts %+v, want 6 sessions of 3 turns", r.Counts)
+	}
+	recs := readRecords(t, dir)
+	seen := map[int64]bool{}
+	bySession := map[string][]record.Record{}
+	for _, rec := range recs {
+		tick := int64(100 * time.Millisecond)
+		if rec.Due%tick != 0 || seen[rec.Due] || rec.Sent < rec.Due {
+			t.Errorf("request %d: due %s (a tick is a multiple of 100 ms, each once), sent %s", rec.Index, time.Duration(rec.Due), time.Duration(rec.Sent))
+		}
+		seen[rec.Due] = true
+		bySession[rec.SessionID] = append(bySession[rec.SessionID], rec)
+	}
+	for id, rs := range bySession {
+		slices.SortFunc(rs, func(a, b record.Record) int { return a.Turn - b.Turn })
+		for k := 1; k < len(rs); k++ {
+			if rs[k].Sent < rs[k-1].End || rs[k].Worker != rs[0].Worker {
+				t.Errorf("session %s turn %d sent before turn %d's answer, or on another worker", id, k, k-1)
+			}
+			if gap := time.Duration(rs[k].Due - rs[k-1].Due); gap != 200*time.Millisecond {
+				t.Errorf("session %s turn %d took the tick %s after turn %d's: want the worker's next (200 ms)", id, k, gap, k-1)
+			}
+		}
+	}
+}
+
 // --user-context-prompt-length with a multi_turn file: each conversation
 // gets its own context before its first turn (so in its history), its
 // ISL that many tokens more, the server counting what the client planned.

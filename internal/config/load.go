@@ -215,8 +215,6 @@ func (p *Profile) checkSessions(bad badf) {
 			bad("multi-turn sessions start on a rate or fill their slots here: not on a fixed schedule yet")
 		case p.RequestRate > 0 && p.UserCentricRate > 0:
 			bad("--request-rate with --user-centric-rate: the users' rate is the rate (leave out --request-rate)")
-		case p.RequestRate > 0 && !p.ConcurrencySet:
-			bad("multi-turn sessions with --request-rate need --concurrency here: AIPerf's conversation-centric mode (sessions start at the rate, each holds one of --concurrency slots for all its turns, delays kept); its rate-centric mode without --concurrency (every turn on the rate, delays ignored) is not supported yet")
 		case p.InputFile != "" && p.DatasetKind() != MultiTurnFile && p.CustomDatasetType != DagJSONL && !weka && !p.RawFolder():
 			bad("multi-turn sessions from --input-file need --custom-dataset-type multi_turn (the --conversation-* flags make synthetic ones)")
 		case (p.DatasetKind() == MultiTurnFile || p.CustomDatasetType == DagJSONL || weka) && (p.ConversationNum > 0 || p.ConversationTurnMean > 1 || p.ConversationTurnStddev > 0 || p.UserCentricRate > 0):

@@ -186,7 +186,6 @@ func TestMultiTurnRefusals(t *testing.T) {
 		want string
 	}{
 		{func(p *Profile) { p.EndpointType = EndpointCompletions }, "need --endpoint-type chat"},
-		{func(p *Profile) { p.RequestRate = 3 }, "multi-turn sessions with --request-rate need --concurrency here: AIPerf's conversation-centric mode"},
 		{func(p *Profile) { p.RequestRate, p.FixedSchedule, p.InputFile = 3, true, "x.jsonl" }, "not on a fixed schedule yet"},
 		{func(p *Profile) { p.NumUsers = 3 }, "--user-centric-rate and --num-users go together"},
 		{func(p *Profile) { p.TurnDelayMean = math.Inf(1) }, "not a finite, non-negative number"},

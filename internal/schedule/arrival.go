@@ -122,11 +122,12 @@ type dueSpec struct {
 	i           int
 	tau         float64
 	done        bool
+	endless     bool // neither a count nor a limit: ticks until the sends stop
 }
 
 // next is the next due offset, in seconds.
 func (d *dueSpec) next() (float64, bool) {
-	if d.done || (d.n > 0 && d.i >= d.n) || (d.n <= 0 && d.limit <= 0 && d.i > 0) {
+	if d.done || (d.n > 0 && d.i >= d.n) || (d.n <= 0 && d.limit <= 0 && d.i > 0 && !d.endless) {
 		return 0, false // (neither a count nor a limit: one, not a loop forever)
 	}
 	if d.i > 0 {

@@ -90,6 +90,45 @@ func Build(p *config.Profile, seed uint64) (*Plan, error) {
 	return plan, nil
 }
 
+// Ticks yields a rate-centric phase's ticks (ns from its start) that are
+// this worker's, in order: tick k is worker offset's when k mod Σweights
+// falls in its share (weights nil: one each of stride), so a machine
+// twice the size takes twice the ticks. It ends at the duration, if any.
+func (ph *Phase) Ticks(offset, stride int, weights []int) func() (int64, bool) {
+	if ph.gen == nil || ph.gen.ticks == nil {
+		return func() (int64, bool) { return 0, false }
+	}
+	d := *ph.gen.ticks
+	if len(weights) == 0 {
+		weights = make([]int, max(stride, 1))
+		for i := range weights {
+			weights[i] = 1
+		}
+	}
+	lo, total := 0, 0
+	for i, w := range weights {
+		if i < offset {
+			lo += w
+		}
+		total += w
+	}
+	hi := lo + weights[min(offset, len(weights)-1)]
+	k := 0
+	return func() (int64, bool) {
+		for {
+			t, ok := d.next()
+			if !ok {
+				return 0, false
+			}
+			r := k % total
+			k++
+			if r >= lo && r < hi {
+				return seconds(t), true
+			}
+		}
+	}
+}
+
 func seconds(s float64) int64 { return int64(math.Round(s * float64(time.Second))) }
 
 func (b *builder) lengths() dataset.Lengths {
@@ -261,6 +300,23 @@ func (g *gen) layout(ph *Phase, p *config.Profile, seed uint64) error {
 			return err
 		}
 		g.lines, g.dues, ph.Count = lines, d, len(lines)
+	case p.MultiTurn() && p.RequestRate > 0 && !p.ConcurrencySet:
+		// AIPerf's rate-centric mode (a rate, no --concurrency): every turn
+		// takes the next tick of the arrival process, a session's next turn
+		// (its answer and delay come) before a new session's first; a tick
+		// with neither is skipped. The ticks are split among the workers
+		// (Ticks); which turn takes which is the server's pace.
+		g.sessions(p, seed)
+		ph.Sessions, ph.RateCentric, ph.Rate = true, true, p.RequestRate
+		ph.Standalone = g.convs != nil && g.convs.Standalone()
+		arr, err := NewArrival(p.ArrivalPattern, p.ArrivalSmoothness)
+		if err != nil {
+			return err
+		}
+		g.ticks = &dueSpec{a: arr, seed: seed, rate: p.RequestRate, limit: p.BenchmarkDuration, ramp: p.RateRampDuration, endless: true}
+		for _, n := range g.turns {
+			ph.Count += n
+		}
 	case p.MultiTurn() && p.RequestRate > 0:
 		// AIPerf's conversation-centric rate (with --concurrency): each
 		// session starts on the arrival process, holds its slot for all

@@ -78,6 +78,7 @@ type Phase struct {
 	Limit       int     `json:"limit,omitempty"`               // a cycling pool sends at most this many requests (--request-count with a duration); 0: none
 	Sessions    bool    `json:"sessions,omitempty"`            // entries are multi-turn sessions' turns, each session's in a row; a slot runs a whole session
 	Standalone  bool    `json:"standalone,omitempty"`          // a session's turns are whole prompts (a weka_trace's): no history threaded
+	RateCentric bool    `json:"rate_centric,omitempty"`        // sessions on a rate without a ceiling: every turn takes the next tick of the arrival process (Ticks)
 	Prefill     int     `json:"prefill_concurrency,omitempty"` // --prefill-concurrency: requests at once between send and first token, all workers together
 	PrefillRamp int64   `json:"prefill_ramp_ns,omitempty"`     // the prefill limit rises from 1 to Prefill over this long, one more at even steps
 	UserGapNs   int64   `json:"user_gap_ns,omitempty"`         // --user-centric-rate: a user's (slot's) sends are at least this far apart; user g starts at g·gap/users

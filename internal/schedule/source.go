@@ -24,6 +24,7 @@ type gen struct {
 	system                 string            // the shared system prompt, or ""
 	dues                   []float64         // a fixed schedule's due offsets, seconds
 	arrivals               *dueSpec          // an arrival process's
+	ticks                  *dueSpec          // a rate-centric phase's arrival process, endless (Ticks)
 	turns                  []int             // multi-turn: each session's turns, in order (the last cut short by --request-count)
 	delays                 uint64            // root of the turn delays
 	convs                  *dataset.Sessions // a multi_turn file's conversations

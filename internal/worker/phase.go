@@ -86,6 +86,8 @@ func (w *worker) runPhase(stop context.Context, c *client.Client, ph *wire.Phase
 	switch {
 	case ph.Open:
 		r.openLoop()
+	case ph.RateCentric:
+		r.rateCentricLoop(src.Ticks(ph.Offset, ph.Stride, ph.Weights))
 	case ph.Sessions:
 		r.sessionLoop()
 	default:
@@ -376,8 +378,7 @@ func (r *phaseRun) sessionLoop() {
 				if !ok {
 					return
 				}
-				var history []endpoint.Turn
-				histISL := 0
+				var h history
 				for _, e := range turns {
 					switch {
 					case gap > 0 && !lastSent.IsZero():
@@ -409,15 +410,6 @@ func (r *phaseRun) sessionLoop() {
 					if r.sends.Err() != nil {
 						return
 					}
-					own := e.ISL
-					if len(history) > 0 && !r.ph.Standalone {
-						body, err := endpoint.WithHistory(e.Body, history)
-						if err != nil {
-							fmt.Fprintf(os.Stderr, "session %s turn %d: %v\n", e.SessionID, e.Turn, err)
-							return
-						}
-						e.Body, e.ISL = body, e.ISL+histISL
-					}
 					due := r.clock()
 					if e.Turn == 0 && r.ph.Rate > 0 {
 						due = e.DueNs // (its place on the arrival process: the lag is a full slot's wait)
@@ -425,12 +417,108 @@ func (r *phaseRun) sessionLoop() {
 					if gap > 0 {
 						due = int64(lastSent.Sub(r.start)) // (its place on the user's grid: the lag is what came after)
 					}
-					rec := r.do(e, due, false)
-					history = append(history, endpoint.Turn{User: e.Prompt, Assistant: rec.Output})
-					histISL += own - e.SystemISL + rec.OSL // (the system prompt is counted once, in each turn's own)
+					if !r.turn(e, due, &h) {
+						return
+					}
 				}
 			}
 		}()
+	}
+}
+
+// history is a session's turns so far, threaded before its next one.
+type history struct {
+	turns []endpoint.Turn
+	isl   int
+}
+
+// turn sends session turn e, due at due, after the session's history
+// (unless its turns are standalone), and adds it to the history; false
+// when its body could not take the history.
+func (r *phaseRun) turn(e schedule.Entry, due int64, h *history) bool {
+	own := e.ISL
+	if len(h.turns) > 0 && !r.ph.Standalone {
+		body, err := endpoint.WithHistory(e.Body, h.turns)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "session %s turn %d: %v\n", e.SessionID, e.Turn, err)
+			return false
+		}
+		e.Body, e.ISL = body, e.ISL+h.isl
+	}
+	rec := r.do(e, due, false)
+	h.turns = append(h.turns, endpoint.Turn{User: e.Prompt, Assistant: rec.Output})
+	h.isl += own - e.SystemISL + rec.OSL // (the system prompt is counted once, in each turn's own)
+	return true
+}
+
+// rateCentricLoop is AIPerf's rate-centric multi-turn mode (a rate, no
+// --concurrency): every turn takes the next of this worker's ticks
+// (schedule.Phase.Ticks), a session whose next turn is ready (its answer
+// and delay have come) first, else a new session's first turn; a tick
+// with neither is skipped, as AIPerf skips it. A turn's due time is its
+// tick. It ends when every session has, or when the ticks (the duration)
+// or the sends do; the turns left then were never part of the run, as a
+// closed loop's after its duration.
+func (r *phaseRun) rateCentricLoop(next func() (int64, bool)) {
+	var (
+		mu     sync.Mutex
+		ready  []chan int64 // sessions waiting for a tick, in the order their turns became ready
+		active atomic.Int64
+		ended  = make(chan struct{})
+	)
+	defer close(ended)
+	run := func(turns []schedule.Entry, due int64) {
+		defer r.wg.Done()
+		defer active.Add(-1)
+		var h history
+		for k, e := range turns {
+			if k > 0 {
+				if e.DelayNs > 0 && !sleepUntil(r.sends, time.Now().Add(time.Duration(e.DelayNs))) {
+					return
+				}
+				c := make(chan int64, 1)
+				mu.Lock()
+				ready = append(ready, c)
+				mu.Unlock()
+				select {
+				case due = <-c:
+				case <-ended:
+					return
+				}
+			}
+			if r.sends.Err() != nil || !r.turn(e, due, &h) {
+				return
+			}
+		}
+	}
+	fed := true
+	for r.sends.Err() == nil {
+		t, ok := next()
+		if !ok || !preciseSleepUntil(r.sends, r.start.Add(time.Duration(t))) {
+			return
+		}
+		mu.Lock()
+		var c chan int64
+		if len(ready) > 0 {
+			c, ready = ready[0], ready[1:]
+		}
+		mu.Unlock()
+		if c != nil {
+			c <- t
+			continue
+		}
+		if fed {
+			if turns, ok := r.session(); ok {
+				active.Add(1)
+				r.wg.Add(1)
+				go run(turns, t)
+				continue
+			}
+			fed = false
+		}
+		if active.Load() == 0 {
+			return // every session has ended
+		}
 	}
 }
 
