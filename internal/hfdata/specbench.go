@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/aiperf-action/aiperf-action/internal/result"
 )
 
 // specBenchCommit is the Spec-Bench commit AIPerf pins its questions at.
@@ -95,17 +97,5 @@ func fetchSpecBench(ctx context.Context, offline bool) (Fetched, error) {
 	if err := os.MkdirAll(filepath.Dir(out.Path), 0o755); err != nil {
 		return Fetched{}, err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out.Path), ".fetch-*")
-	if err != nil {
-		return Fetched{}, err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(strings.Join(lines, "\n") + "\n"); err != nil {
-		tmp.Close()
-		return Fetched{}, err
-	}
-	if err := tmp.Close(); err != nil {
-		return Fetched{}, err
-	}
-	return out, os.Rename(tmp.Name(), out.Path)
+	return out, result.WriteFileAtomic(out.Path, []byte(strings.Join(lines, "\n")+"\n"))
 }
