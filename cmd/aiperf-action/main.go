@@ -8,9 +8,11 @@ import (
 	"syscall"
 
 	"github.com/aiperf-action/aiperf-action/internal/cli"
+	"github.com/aiperf-action/aiperf-action/internal/kube/kuberun"
 )
 
 func main() {
+	cli.KubeRunner = kuberun.Runner // (client-go is linked here, not into cli's importers)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

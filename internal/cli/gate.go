@@ -33,7 +33,7 @@ func Gate(ctx context.Context, args []string, opt GateOptions) (exit int) {
 	if code, ok := parseFlags(fs, args, opt.Stdout, opt.Stderr); !ok {
 		return code
 	}
-	return gate.Main(ctx, gate.MainOptions{Getenv: opt.Getenv, HTTPClient: opt.HTTPClient, Stdout: opt.Stdout, Stderr: opt.Stderr,
+	return gate.Main(ctx, gate.MainOptions{Getenv: opt.Getenv, HTTPClient: opt.HTTPClient, Stdout: opt.Stdout, Stderr: opt.Stderr, Kube: KubeRunner,
 		Flag:   flag,
 		Render: func(marker string) gate.Renderer { return report.Gate{Marker: marker} }})
 }

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -89,27 +89,32 @@ func runKube(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return ExitOK
 }
 
-// kubeRun is `kube run`: the client from the kubeconfig (or in-cluster
-// credentials), then kube.Run; its exit code is the controller's, or
-// ExitError when the run could not be made or is invalid.
+// KubeRunner does `kube run` and the gate's workers.kubernetes runs:
+// kuberun.Runner, set by the command's main, so that the packages and
+// tests that import this one do not link a Kubernetes client.
+var KubeRunner kube.Runner
+
+// kubeRun is `kube run` through KubeRunner; its exit code is the
+// controller's, or ExitError when the run could not be made or is
+// invalid.
 func kubeRun(ctx context.Context, o kube.RunOptions, out, kubeconfig, kubeContext string, stderr io.Writer) int {
-	cs, ns, err := kube.Client(kubeconfig, kubeContext)
-	if err != nil {
-		if kubeconfig != "" && strings.HasPrefix(err.Error(), "kubeconfig:") {
-			err = fmt.Errorf("--%v", err)
-		}
-		fmt.Fprintf(stderr, "aiperf-action kube run: %v\n", err)
+	if KubeRunner == nil {
+		fmt.Fprintln(stderr, "aiperf-action kube run: this build has no Kubernetes client (kube render writes the objects)")
 		return ExitError
 	}
-	if o.Namespace == "" {
-		o.Namespace = ns
+	if kubeconfig != "" {
+		if _, err := os.Stat(kubeconfig); err != nil {
+			fmt.Fprintf(stderr, "aiperf-action kube run: --kubeconfig: %v\n", err)
+			return ExitError
+		}
 	}
+	o.Kubeconfig, o.Context = kubeconfig, kubeContext
 	o.Out = out
 	if o.Out == "" {
 		o.Out = filepath.Join("artifacts", "kube-"+o.Name)
 	}
 	o.Progress = stderr
-	code, err := kube.Run(ctx, cs, o)
+	code, err := KubeRunner(ctx, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "aiperf-action kube run: %v\n", err)
 		if errors.Is(err, kube.ErrInvalid) || code == 0 {

@@ -14,11 +14,13 @@ import (
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/controller"
+	"github.com/aiperf-action/aiperf-action/internal/kube/kuberun"
 )
 
 // TestMain lets this test binary serve as the worker process: the
 // controller re-executes its own binary with `worker ...` arguments.
 func TestMain(m *testing.M) {
+	KubeRunner = kuberun.Runner              // (as the command's main sets it)
 	if os.Getenv(controller.RoleEnv) != "" { // a worker, or a `serve` that calibrate started
 		os.Exit(Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}

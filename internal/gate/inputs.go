@@ -10,9 +10,9 @@ import (
 
 	"github.com/aiperf-action/aiperf-action/internal/action"
 	"github.com/aiperf-action/aiperf-action/internal/config"
+	"github.com/aiperf-action/aiperf-action/internal/kube"
 	"github.com/aiperf-action/aiperf-action/internal/run"
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/kubernetes"
 )
 
 // Input is one action input (action.yml), also accepted as a flag.
@@ -68,9 +68,9 @@ type Options struct {
 	CheckRun    bool   // report a check run too
 	CommentKey  string // the sticky comment's key (action.Env.CommentKey)
 	Marker      string // and its marker (action.MarkerFor)
-	// Kube is the cluster for workers.kubernetes (nil: from its
-	// kubeconfig, as kubectl finds one); tests give a stand-in.
-	Kube kubernetes.Interface
+	// Kube runs workers.kubernetes's runs (kuberun.Runner, which the
+	// command wires in; nil: such a config is refused when run).
+	Kube kube.Runner
 
 	badBools []string // inputs that wanted true or false
 }

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/kube"
 	"github.com/aiperf-action/aiperf-action/internal/result"
@@ -22,20 +20,6 @@ import (
 
 // onKube reports whether the gate's runs go to Kubernetes.
 func (g *gate) onKube() bool { return g.cfg.Workers != nil && g.cfg.Workers.Kubernetes != nil }
-
-// kubeClient is the cluster's client: Options.Kube when given (tests),
-// else from the config's kubeconfig and context as kubectl finds them.
-func (g *gate) kubeClient() (kubernetes.Interface, string, error) {
-	k := g.cfg.Workers.Kubernetes
-	if g.opt.Kube != nil {
-		return g.opt.Kube, cmp.Or(k.Namespace, "default"), nil
-	}
-	cs, ns, err := kube.Client(k.Kubeconfig, k.Context)
-	if err != nil {
-		return nil, "", fmt.Errorf("workers.kubernetes: %v", err)
-	}
-	return cs, cmp.Or(k.Namespace, ns), nil
-}
 
 var notLabel = regexp.MustCompile(`[^a-z0-9-]+`)
 
@@ -57,17 +41,16 @@ func kubeName(scenario string, i int) string {
 // made invalid (a pod restarted, a worker lost) stops the gate.
 func (g *gate) runKube(ctx context.Context, p *config.Profile, scenario string, i int) (*run.Result, error) {
 	k := g.cfg.Workers.Kubernetes
-	cs, ns, err := g.kubeClient()
-	if err != nil {
-		return nil, err
+	if g.opt.Kube == nil {
+		return nil, errors.New("workers.kubernetes: this build of aiperf-action has no Kubernetes client")
 	}
-	o := kube.RunOptions{Options: kube.Options{Name: kubeName(scenario, i), Namespace: ns, Image: k.Image, Workers: k.Workers},
-		Out: p.ArtifactDir, Timeout: cmp.Or(k.Timeout, 30*time.Minute), Progress: g.opt.Stderr}
+	o := kube.RunOptions{Options: kube.Options{Name: kubeName(scenario, i), Namespace: k.Namespace, Image: k.Image, Workers: k.Workers},
+		Out: p.ArtifactDir, Timeout: cmp.Or(k.Timeout, 30*time.Minute), Progress: g.opt.Stderr, Kubeconfig: k.Kubeconfig, Context: k.Context}
 	if err := kube.FromProfile(&o.Options, p); err != nil {
 		return nil, fmt.Errorf("scenario %q: %v", scenario, err)
 	}
-	g.logf("aiperf-action gate: scenario %s run %d on Kubernetes: %s in namespace %s, %d worker pods of %s", scenario, i, o.Name, ns, k.Workers, k.Image)
-	code, err := kube.Run(ctx, cs, o)
+	g.logf("aiperf-action gate: scenario %s run %d on Kubernetes: %s in namespace %s, %d worker pods of %s", scenario, i, o.Name, cmp.Or(k.Namespace, "(the kubeconfig's)"), k.Workers, k.Image)
+	code, err := g.opt.Kube(ctx, o)
 	if ctx.Err() != nil {
 		return nil, errors.New("interrupted")
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/aiperf-action/aiperf-action/internal/action"
 	"github.com/aiperf-action/aiperf-action/internal/config"
+	"github.com/aiperf-action/aiperf-action/internal/kube"
 	"github.com/aiperf-action/aiperf-action/internal/run"
-	"k8s.io/client-go/kubernetes"
 )
 
 // MainOptions are what the gate's entry point takes from its caller: the
@@ -30,8 +30,9 @@ type MainOptions struct {
 	// OnEnv, when set (by a test), is called with the token once the
 	// environment is read.
 	OnEnv func(token string)
-	// Kube, when set (by a test), is the cluster of workers.kubernetes.
-	Kube kubernetes.Interface
+	// Kube runs workers.kubernetes's runs (kuberun.Runner; a test's
+	// stand-in cluster).
+	Kube kube.Runner
 }
 
 // Main runs the gate as the action (or the gate command) does: the

@@ -96,7 +96,7 @@ func Render(o Options) ([]runtime.Object, error) {
 		return nil, err
 	}
 	if o.Token == "" {
-		o.Token = drawToken()
+		o.Token = NewToken()
 	}
 	labels := func(role string) map[string]string {
 		return map[string]string{"app.kubernetes.io/name": "aiperf-action", "aiperf-action/run": o.Name, "aiperf-action/role": role}
@@ -171,8 +171,8 @@ func Render(o Options) ([]runtime.Object, error) {
 	return []runtime.Object{secret, cm, svc, controller, workerJob}, nil
 }
 
-// drawToken is a fresh run token.
-func drawToken() string {
+// NewToken is a fresh run token.
+func NewToken() string {
 	var b [16]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])

@@ -158,10 +158,10 @@ func writeTarGz(w io.Writer, dir string) error {
 // streams are large, but not this).
 const maxResults = 32 << 30
 
-// extractTarGz unpacks a results archive into dir: regular files only,
+// ExtractResults unpacks a results archive into dir: regular files only,
 // each path inside dir, at most maxResults bytes in all; each file is
 // written beside its place and renamed into it.
-func extractTarGz(r io.Reader, dir string) (int, error) {
+func ExtractResults(r io.Reader, dir string) (int, error) {
 	gz, err := gzip.NewReader(r)
 	if err != nil {
 		return 0, fmt.Errorf("the results archive: %v", err)

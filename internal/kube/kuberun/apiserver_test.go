@@ -1,4 +1,4 @@
-package kube_test
+package kuberun_test
 
 import (
 	"context"
@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/aiperf-action/aiperf-action/internal/kube"
+	"github.com/aiperf-action/aiperf-action/internal/kube/kuberun"
 	"github.com/aiperf-action/aiperf-action/internal/kube/kubetest"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/sim"
@@ -150,7 +151,7 @@ contexts:
   context: {cluster: test, user: admin, namespace: bench}
 current-context: test
 `, cfg.Host, token)), 0o600)
-	cs, defaultNS, err := kube.Client(kc, "")
+	cs, defaultNS, err := kuberun.Client(kc, "")
 	if err != nil || defaultNS != "bench" {
 		t.Fatalf("kube.Client: %v, namespace %q", err, defaultNS)
 	}

@@ -1,4 +1,4 @@
-package kube
+package kuberun
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,29 +17,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/aiperf-action/aiperf-action/internal/kube"
 )
-
-// RunOptions are a `kube run`'s: the objects' (Options, whose Namespace
-// must be set) and what to do with them.
-type RunOptions struct {
-	Options
-	Out      string        // the local folder the results are unpacked into
-	Timeout  time.Duration // the whole run: apply, schedule, load, collect
-	Poll     time.Duration // how often the pods are looked at (2 s)
-	Keep     bool          // leave the objects in the cluster
-	Progress io.Writer
-}
-
-// ErrInvalid marks a run whose numbers cannot stand: a pod restarted, or
-// a worker failed. Its results, when there are any, are still collected.
-var ErrInvalid = errors.New("the run is invalid")
 
 // Run applies a run's objects with cs, follows its pods, collects the
 // controller's results into o.Out through the API server's pod proxy, and
 // deletes the objects (unless o.Keep). It returns the controller's exit
 // code. A pod that restarts, or a worker pod that fails, makes the run
-// ErrInvalid: nothing restarts silently.
-func Run(ctx context.Context, cs kubernetes.Interface, o RunOptions) (int, error) {
+// kube.ErrInvalid: nothing restarts silently.
+func Run(ctx context.Context, cs kubernetes.Interface, o kube.RunOptions) (int, error) {
 	if o.Namespace == "" {
 		return 0, errors.New("kube run: no namespace")
 	}
@@ -52,9 +37,9 @@ func Run(ctx context.Context, cs kubernetes.Interface, o RunOptions) (int, error
 		o.Progress = io.Discard
 	}
 	if o.Token == "" {
-		o.Token = drawToken()
+		o.Token = kube.NewToken()
 	}
-	objs, err := Render(o.Options)
+	objs, err := kube.Render(o.Options)
 	if err != nil {
 		return 0, err
 	}
@@ -88,7 +73,7 @@ func Run(ctx context.Context, cs kubernetes.Interface, o RunOptions) (int, error
 	sel := metav1.ListOptions{LabelSelector: "aiperf-action/run=" + o.Name}
 	var invalid []string
 	last := ""
-	var st Status
+	var st kube.Status
 	controllerPod := ""
 	tick := time.NewTicker(o.Poll)
 	defer tick.Stop()
@@ -129,17 +114,17 @@ func Run(ctx context.Context, cs kubernetes.Interface, o RunOptions) (int, error
 	if st.Exit != 0 {
 		logTail(ctx, cs, ns, o.Name+"-controller", sel, o.Progress)
 	}
-	rc, err := cs.CoreV1().Pods(ns).ProxyGet("http", controllerPod, strconv.Itoa(ResultsPort), "/results.tar.gz", map[string]string{"token": o.Token}).Stream(ctx)
+	rc, err := cs.CoreV1().Pods(ns).ProxyGet("http", controllerPod, strconv.Itoa(kube.ResultsPort), "/results.tar.gz", map[string]string{"token": o.Token}).Stream(ctx)
 	if err != nil {
 		return st.Exit, fmt.Errorf("kube run: taking the results from pod %s: %v", controllerPod, err)
 	}
-	n, err := extractTarGz(rc, o.Out)
+	n, err := kube.ExtractResults(rc, o.Out)
 	rc.Close()
 	if err != nil {
 		return st.Exit, fmt.Errorf("kube run: %v", err)
 	}
 	fmt.Fprintf(o.Progress, "kube run: %d files in %s\n", n, o.Out)
-	if b, err := cs.CoreV1().Pods(ns).ProxyGet("http", controllerPod, strconv.Itoa(ResultsPort), "/done", map[string]string{"token": o.Token}).DoRaw(ctx); err != nil {
+	if b, err := cs.CoreV1().Pods(ns).ProxyGet("http", controllerPod, strconv.Itoa(kube.ResultsPort), "/done", map[string]string{"token": o.Token}).DoRaw(ctx); err != nil {
 		fmt.Fprintf(o.Progress, "kube run: telling the controller to go: %v %s\n", err, b)
 	}
 	// A restart seen only at the end still counts.
@@ -152,7 +137,7 @@ func Run(ctx context.Context, cs kubernetes.Interface, o RunOptions) (int, error
 		}
 	}
 	if len(invalid) > 0 {
-		return st.Exit, fmt.Errorf("%w: %s", ErrInvalid, strings.Join(invalid, "; "))
+		return st.Exit, fmt.Errorf("%w: %s", kube.ErrInvalid, strings.Join(invalid, "; "))
 	}
 	return st.Exit, nil
 }
@@ -239,14 +224,14 @@ func cmpOr(a, b string) string {
 }
 
 // status asks the controller's results server, through the pod proxy.
-func status(ctx context.Context, cs kubernetes.Interface, ns, pod, token string) (Status, error) {
-	b, err := cs.CoreV1().Pods(ns).ProxyGet("http", pod, strconv.Itoa(ResultsPort), "/status", map[string]string{"token": token}).DoRaw(ctx)
+func status(ctx context.Context, cs kubernetes.Interface, ns, pod, token string) (kube.Status, error) {
+	b, err := cs.CoreV1().Pods(ns).ProxyGet("http", pod, strconv.Itoa(kube.ResultsPort), "/status", map[string]string{"token": token}).DoRaw(ctx)
 	if err != nil {
-		return Status{}, err
+		return kube.Status{}, err
 	}
-	var s Status
+	var s kube.Status
 	if err := json.Unmarshal(b, &s); err != nil {
-		return Status{}, fmt.Errorf("the controller's /status: %v", err)
+		return kube.Status{}, fmt.Errorf("the controller's /status: %v", err)
 	}
 	return s, nil
 }
@@ -317,24 +302,16 @@ func cleanup(ctx context.Context, cs kubernetes.Interface, ns, name string, made
 	return errors.Join(errs...)
 }
 
-// RunDir is the folder under out that holds the run's run.json (the
-// controller writes it under its --artifact-dir).
-func RunDir(out string) (string, error) {
-	var found string
-	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && d.Name() == "run.json" && (found == "" || len(p) < len(found)) {
-			found = p
-		}
-		return nil
-	})
+// Runner is kube.Runner with client-go: the cluster from o.Kubeconfig and
+// o.Context as kubectl finds them, the namespace the context's when o
+// gives none.
+func Runner(ctx context.Context, o kube.RunOptions) (int, error) {
+	cs, ns, err := Client(o.Kubeconfig, o.Context)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
-	if found == "" {
-		return "", fmt.Errorf("no run.json in the results (%s)", out)
+	if o.Namespace == "" {
+		o.Namespace = ns
 	}
-	return filepath.Dir(found), nil
+	return Run(ctx, cs, o)
 }

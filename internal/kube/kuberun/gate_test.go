@@ -1,4 +1,4 @@
-package gate_test
+package kuberun_test
 
 import (
 	"bytes"
@@ -10,8 +10,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/aiperf-action/aiperf-action/internal/controller"
+	"github.com/aiperf-action/aiperf-action/internal/fixture"
 	"github.com/aiperf-action/aiperf-action/internal/gate"
+	"github.com/aiperf-action/aiperf-action/internal/kube"
+	"github.com/aiperf-action/aiperf-action/internal/kube/kuberun"
 	"github.com/aiperf-action/aiperf-action/internal/kube/kubetest"
 	"github.com/aiperf-action/aiperf-action/internal/report"
 	"github.com/aiperf-action/aiperf-action/internal/result"
@@ -25,8 +27,8 @@ import (
 // results folder, recorded as the gate's (its job and scenario), and are
 // stored as the baselines.
 func TestGateOnKubernetes(t *testing.T) {
-	url := serveHandler(t, sim.New(sim.DefaultConfig))
-	c := kubetest.Start(t, "perf", os.Args[0], []string{controller.RoleEnv + "=pod"})
+	url := fixture.Serve(t, sim.New(sim.DefaultConfig))
+	c := kubetest.Start(t, "perf", os.Args[0], []string{podEnv + "=1"})
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "aiperf.yml")
 	os.WriteFile(cfg, []byte(`url: `+url+`
@@ -58,7 +60,8 @@ baseline:
 		t.Fatal(err)
 	}
 	code := gate.Main(context.Background(), gate.MainOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb, Flag: flag,
-		Render: func(marker string) gate.Renderer { return report.Gate{Marker: marker} }, Kube: c.Clientset})
+		Render: func(marker string) gate.Renderer { return report.Gate{Marker: marker} },
+		Kube:   func(ctx context.Context, o kube.RunOptions) (int, error) { return kuberun.Run(ctx, c.Clientset, o) }})
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s\n%s", code, out.String(), errb.String(), c.AllLogs())
 	}

@@ -1,4 +1,4 @@
-package kube_test
+package kuberun_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/cli"
 	"github.com/aiperf-action/aiperf-action/internal/fixture"
 	"github.com/aiperf-action/aiperf-action/internal/kube"
+	"github.com/aiperf-action/aiperf-action/internal/kube/kuberun"
 	"github.com/aiperf-action/aiperf-action/internal/kube/kubetest"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/sim"
@@ -40,7 +41,7 @@ func kubeRun(t *testing.T, c *kubetest.Cluster, name string, workers int, profil
 	if err := kube.ReadProfile(&o.Options); err != nil {
 		t.Fatal(err)
 	}
-	code, err := kube.Run(context.Background(), c.Clientset, o)
+	code, err := kuberun.Run(context.Background(), c.Clientset, o)
 	t.Logf("kube run log:\n%s", log.String())
 	return out, code, err
 }
