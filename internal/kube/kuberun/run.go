@@ -82,7 +82,7 @@ func Run(ctx context.Context, cs kubernetes.Interface, o kube.RunOptions) (int, 
 		if err != nil {
 			return 0, fmt.Errorf("kube run: listing the run's pods: %v", err)
 		}
-		summary, ctrl, bad, ctrlEnd := look(pods.Items)
+		summary, ctrl, bad, ctrlEnd, stuck := look(pods.Items)
 		for _, b := range bad {
 			if !slices.Contains(invalid, b) {
 				invalid = append(invalid, b)
@@ -92,6 +92,9 @@ func Run(ctx context.Context, cs kubernetes.Interface, o kube.RunOptions) (int, 
 		if summary != last {
 			fmt.Fprintf(o.Progress, "kube run: %s\n", summary)
 			last = summary
+		}
+		if len(stuck) > 0 {
+			return 0, fmt.Errorf("kube run: %s", strings.Join(stuck, "; "))
 		}
 		if ctrlEnd != "" {
 			logTail(ctx, cs, ns, o.Name+"-controller", sel, o.Progress)
@@ -129,7 +132,7 @@ func Run(ctx context.Context, cs kubernetes.Interface, o kube.RunOptions) (int, 
 	}
 	// A restart seen only at the end still counts.
 	if pods, err := cs.CoreV1().Pods(ns).List(ctx, sel); err == nil {
-		_, _, bad, _ := look(pods.Items)
+		_, _, bad, _, _ := look(pods.Items)
 		for _, b := range bad {
 			if !slices.Contains(invalid, b) {
 				invalid = append(invalid, b)
@@ -165,7 +168,7 @@ func logTail(ctx context.Context, cs kubernetes.Interface, ns, prefix string, se
 // look summarises the run's pods: phases by role, the controller pod
 // when it runs, what invalidates the run, and how the controller ended
 // if it did.
-func look(pods []corev1.Pod) (summary, controller string, bad []string, ctrlEnd string) {
+func look(pods []corev1.Pod) (summary, controller string, bad []string, ctrlEnd string, stuck []string) {
 	phases := map[string]map[corev1.PodPhase]int{"controller": {}, "worker": {}}
 	for _, p := range pods {
 		role := p.Labels["aiperf-action/role"]
@@ -176,6 +179,9 @@ func look(pods []corev1.Pod) (summary, controller string, bad []string, ctrlEnd 
 		for _, c := range p.Status.ContainerStatuses {
 			if c.RestartCount > 0 {
 				bad = append(bad, fmt.Sprintf("pod %s restarted (%d times): a restarted %s would rejoin a run that has already failed it", p.Name, c.RestartCount, role))
+			}
+			if w := c.State.Waiting; w != nil && cannotStart[w.Reason] {
+				stuck = append(stuck, strings.TrimSpace(fmt.Sprintf("pod %s cannot start its container: %s %s", p.Name, w.Reason, w.Message)))
 			}
 		}
 		switch {
@@ -199,8 +205,13 @@ func look(pods []corev1.Pod) (summary, controller string, bad []string, ctrlEnd 
 		}
 		return strings.Join(s, ", ")
 	}
-	return "controller: " + part("controller") + "; workers: " + part("worker"), controller, bad, ctrlEnd
+	return "controller: " + part("controller") + "; workers: " + part("worker"), controller, bad, ctrlEnd, stuck
 }
+
+// cannotStart are the kubelet's reasons a container waits that no wait
+// will mend: the run stops at once, saying which pod and why.
+var cannotStart = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true,
+	"CreateContainerConfigError": true, "CreateContainerError": true, "CrashLoopBackOff": true}
 
 // ended is how a pod's containers ended (exit code, reason, message).
 func ended(p corev1.Pod) string {

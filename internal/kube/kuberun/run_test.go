@@ -110,6 +110,23 @@ func TestKubeRunRestartInvalidates(t *testing.T) {
 	}
 }
 
+// A pod whose image cannot be pulled stops the run at once, naming the pod
+// and the kubelet's reason, rather than waiting out --timeout.
+func TestKubeRunImageCannotBePulled(t *testing.T) {
+	c := kubetest.Start(t, "bench", os.Args[0], []string{podEnv + "=1"})
+	c.Waiting = func(p *corev1.Pod) string {
+		if strings.HasPrefix(p.Name, "r5-workers-") {
+			return "ImagePullBackOff"
+		}
+		return ""
+	}
+	start := time.Now()
+	_, _, err := kubeRun(t, c, "r5", 2, "-m", "sim", "-u", "http://127.0.0.1:9", "--request-count", "4")
+	if err == nil || !strings.Contains(err.Error(), "cannot start its container: ImagePullBackOff") || time.Since(start) > time.Minute {
+		t.Errorf("after %v: %v", time.Since(start), err)
+	}
+}
+
 // A worker pod lost mid-run (its process killed, as when its node goes)
 // fails the run: the controller counts its requests in flight and exits
 // non-zero, kube run says which pod failed, and the results are taken.

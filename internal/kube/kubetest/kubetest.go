@@ -46,6 +46,10 @@ type Cluster struct {
 	// Restart, when set, is asked of each pod once it runs: true reports
 	// one restart of its container (as a kubelet would after a crash).
 	Restart func(pod *corev1.Pod) bool
+	// Waiting, when set, is asked of each pod before it runs: a reason
+	// (ImagePullBackOff, say) leaves its container waiting for that reason
+	// instead of running it.
+	Waiting func(pod *corev1.Pod) string
 
 	bin, dir string
 	env      []string
@@ -238,6 +242,19 @@ var varRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
 func (c *Cluster) run(t testing.TB, p *corev1.Pod) {
 	ctx := c.ctx
 	ct := p.Spec.Containers[0]
+	if c.Waiting != nil {
+		if why := c.Waiting(p); why != "" {
+			c.mu.Lock()
+			c.pods[p.Name] = &exec.Cmd{}
+			c.exited[p.Name] = true
+			c.mu.Unlock()
+			if cur, err := c.Clientset.CoreV1().Pods(c.NS).Get(ctx, p.Name, metav1.GetOptions{}); err == nil {
+				cur.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: ct.Name, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: why, Message: "stand-in: " + ct.Image}}}}
+				c.Clientset.CoreV1().Pods(c.NS).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+			}
+			return
+		}
+	}
 	run := p.Labels["aiperf-action/run"]
 	mapTo := func(s string) string { return mapPodAddr(s, c.podIP) }
 	if c.podIP == "" {
