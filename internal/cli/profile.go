@@ -29,7 +29,7 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		// The controller pod of `kube run`: its results stay served after
 		// the run until kube run takes them.
 		return kube.ServeWhile(ctx, addr, os.Getenv(kube.ResultsDirEnv), os.Getenv(kube.TokenEnv), kube.HoldResults, stderr,
-			func() int { return profileOnce(ctx, args, stdout, stderr) })
+			func(ctx context.Context) int { return profileOnce(ctx, args, stdout, stderr) })
 	}
 	return profileOnce(ctx, args, stdout, stderr)
 }

@@ -40,11 +40,12 @@ type Status struct {
 }
 
 // ServeWhile runs run (the profile) with the results server up on addr:
-// /status says whether it is done and its exit code, /results.tar.gz is
-// dir once it is, and /done lets the process go. Every request must carry
-// the run's worker token (?token=). It returns run's exit code after
-// /done, or after hold.
-func ServeWhile(ctx context.Context, addr, dir, token string, hold time.Duration, stderr io.Writer, run func() int) int {
+// /status says whether it is done and its exit code, /stop interrupts the
+// run as Ctrl-C would (it writes what it has), /results.tar.gz is dir once
+// it is done, and /done lets the process go. Every request must carry the
+// run's worker token (?token=). It returns run's exit code after /done,
+// or after hold.
+func ServeWhile(ctx context.Context, addr, dir, token string, hold time.Duration, stderr io.Writer, run func(context.Context) int) int {
 	if token == "" {
 		fmt.Fprintf(stderr, "aiperf-action: %s is set but %s is not: the results are served only with the run's token\n", ServeResultsEnv, TokenEnv)
 		return 1
@@ -93,6 +94,16 @@ func ServeWhile(ctx context.Context, addr, dir, token string, hold time.Duration
 			fmt.Fprintf(stderr, "aiperf-action: serving the results: %v\n", err)
 		}
 	})
+	runCtx, interrupt := context.WithCancel(ctx)
+	defer interrupt()
+	mux.HandleFunc("GET /stop", func(w http.ResponseWriter, r *http.Request) {
+		if !authed(w, r) {
+			return
+		}
+		fmt.Fprintln(stderr, "aiperf-action: kube run asked the run to stop; it writes what it has")
+		interrupt()
+		io.WriteString(w, "stopping\n")
+	})
 	mux.HandleFunc("GET /done", func(w http.ResponseWriter, r *http.Request) {
 		if !authed(w, r) {
 			return
@@ -103,7 +114,7 @@ func ServeWhile(ctx context.Context, addr, dir, token string, hold time.Duration
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(l)
 	defer srv.Close()
-	code := run()
+	code := run(runCtx)
 	mu.Lock()
 	st = Status{State: "done", Exit: code}
 	mu.Unlock()

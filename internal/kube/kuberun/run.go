@@ -43,7 +43,13 @@ func Run(ctx context.Context, cs kubernetes.Interface, o kube.RunOptions) (int, 
 	if err != nil {
 		return 0, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	if o.Timeout <= 0 {
+		o.Timeout = time.Hour
+	}
+	// The caller's ctx is Ctrl-C: it asks the controller to stop and write
+	// what it has, which is then taken as a finished run's results are.
+	interrupted := ctx.Done()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.Timeout)
 	defer cancel()
 	ns := o.Namespace
 	var made []runtime.Object
@@ -108,6 +114,18 @@ func Run(ctx context.Context, cs kubernetes.Interface, o kube.RunOptions) (int, 
 			}
 		}
 		select {
+		case <-interrupted:
+			interrupted = nil
+			if controllerPod == "" {
+				return 0, errors.New("kube run: interrupted before the controller ran")
+			}
+			fmt.Fprintf(o.Progress, "kube run: interrupted: asking the controller to stop and write what it has (at most 2 minutes)\n")
+			if _, err := cs.CoreV1().Pods(ns).ProxyGet("http", controllerPod, strconv.Itoa(kube.ResultsPort), "/stop", map[string]string{"token": o.Token}).DoRaw(ctx); err != nil {
+				return 0, fmt.Errorf("kube run: interrupted, and the controller could not be asked to stop: %v", err)
+			}
+			var stopCancel context.CancelFunc
+			ctx, stopCancel = context.WithTimeout(ctx, 2*time.Minute)
+			defer stopCancel()
 		case <-ctx.Done():
 			return 0, fmt.Errorf("kube run: %v waiting for the run (--timeout %v); pods: %s", ctx.Err(), o.Timeout, last)
 		case <-tick.C:

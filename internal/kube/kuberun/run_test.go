@@ -2,7 +2,9 @@ package kuberun_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,6 +109,55 @@ func TestKubeRunRestartInvalidates(t *testing.T) {
 	}
 	if _, err := c.Clientset.CoreV1().Services("bench").Get(ctx, "r3", metav1.GetOptions{}); err != nil {
 		t.Errorf("the other run's Service was deleted: %v", err)
+	}
+}
+
+// Ctrl-C (the caller's context cancelled) asks the controller to stop: it
+// writes what it has, marked cancelled, and kube run takes it back as a
+// finished run's results, then cleans up.
+func TestKubeRunInterrupted(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT, cfg.ITL = 5*time.Millisecond, time.Millisecond
+	url := fixture.Serve(t, sim.New(cfg))
+	served := func() int { // (the server's own count of the requests it has had)
+		resp, err := http.Get(url + "/sim/truth")
+		if err != nil {
+			return 0
+		}
+		defer resp.Body.Close()
+		var b struct {
+			Truths []json.RawMessage `json:"truths"`
+		}
+		json.NewDecoder(resp.Body).Decode(&b)
+		return len(b.Truths)
+	}
+	c := kubetest.Start(t, "bench", os.Args[0], []string{podEnv + "=1"})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for range 300 { // (bounded: 60 s)
+			if served() > 200 { // (the load is under way)
+				cancel()
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	out := filepath.Join(t.TempDir(), "results")
+	var log strings.Builder
+	o := kube.RunOptions{Options: kube.Options{Name: "r6", Namespace: "bench", Image: "i", Workers: 2,
+		Profile: []string{"-m", "sim", "-u", url, "--streaming", "--request-count", "5000", "--concurrency", "4", "--osl", "16"}},
+		Out: out, Timeout: 2 * time.Minute, Poll: 50 * time.Millisecond, Progress: &log}
+	if err := kube.ReadProfile(&o.Options); err != nil {
+		t.Fatal(err)
+	}
+	code, err := kuberun.Run(ctx, c.Clientset, o)
+	t.Logf("exit %d, %v\n%s", code, err, log.String())
+	r, rerr := result.Read(findRun(t, out))
+	if rerr != nil || !r.Cancelled || r.Counts.Requests >= 5000 || r.Counts.OK == 0 || !strings.Contains(log.String(), "interrupted: asking the controller to stop") {
+		t.Errorf("run.json: %v; cancelled %v, %d requests, %d ok", rerr, r != nil && r.Cancelled, r.Counts.Requests, r.Counts.OK)
+	}
+	if pods, _ := c.Clientset.CoreV1().Pods("bench").List(context.Background(), metav1.ListOptions{LabelSelector: "aiperf-action/run=r6"}); len(pods.Items) != 0 {
+		t.Errorf("%d pods left", len(pods.Items))
 	}
 }
 
