@@ -193,6 +193,9 @@ func commandHelp(w io.Writer, fs *pflag.FlagSet) {
 	}
 	groups, order := map[string]*pflag.FlagSet{}, []string{}
 	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return // (its group would print with nothing under it)
+		}
 		g := "Flags"
 		if a := f.Annotations[config.GroupAnnotation]; len(a) > 0 {
 			g = a[0]
