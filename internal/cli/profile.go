@@ -1,18 +1,13 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/kube"
@@ -128,15 +123,9 @@ func loadProfileJSON(fs *pflag.FlagSet, p *config.Profile, path string) error {
 	if len(other) > 0 {
 		return fmt.Errorf("it is the whole profile: %s cannot be given with it", strings.Join(other, ", "))
 	}
-	b, err := os.ReadFile(path)
+	q, err := config.ReadProfileJSON(path)
 	if err != nil {
 		return err
-	}
-	q := config.DefaultProfile
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&q); err != nil {
-		return fmt.Errorf("not a profile of this version: %v", err)
 	}
 	q.WorkerListen, q.Workers, q.ArtifactDir = p.WorkerListen, p.Workers, p.ArtifactDir
 	if err := q.Validate(); err != nil {
@@ -152,7 +141,7 @@ func runResolved(ctx context.Context, p *config.Profile, args []string, stdout, 
 		Cmdline:  "aiperf-action profile " + strings.Join(args, " "),
 		Stderr:   stderr,
 		Logf:     func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) },
-		Progress: newProgress(stdout),
+		Progress: report.NewProgress(stdout),
 	})
 	if res != nil {
 		report.Console(stdout, res.Run)
@@ -166,50 +155,3 @@ func runResolved(ctx context.Context, p *config.Profile, args []string, stdout, 
 	}
 	return run.ExitCode(err)
 }
-
-// progress prints a live progress line when stdout is a terminal.
-type progress struct {
-	f              *os.File
-	total          int
-	done, failed   atomic.Int64
-	quit, finished chan struct{}
-}
-
-var _ run.Progress = (*progress)(nil)
-
-// newProgress is a progress line on stdout, or nil when it is not a terminal.
-func newProgress(stdout io.Writer) run.Progress {
-	f, ok := stdout.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return &progress{f: f, quit: make(chan struct{}), finished: make(chan struct{})}
-}
-
-func (p *progress) Start(total int) {
-	p.total = total
-	go func() {
-		defer close(p.finished)
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		start := time.Now()
-		for {
-			select {
-			case <-p.quit:
-				fmt.Fprintf(p.f, "\r\033[K")
-				return
-			case <-t.C:
-				fmt.Fprintf(p.f, "\r\033[Kprofiling: %d/%d requests, %d errors, %.1fs", p.done.Load(), p.total, p.failed.Load(), time.Since(start).Seconds())
-			}
-		}
-	}()
-}
-
-func (p *progress) Record(ok bool) {
-	p.done.Add(1)
-	if !ok {
-		p.failed.Add(1)
-	}
-}
-
-func (p *progress) Stop() { close(p.quit); <-p.finished }
