@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -75,5 +76,42 @@ func TestSyntheticVideoRequests(t *testing.T) {
 	res = runCLI(t, time.Minute, "profile", "-m", "vl", "-u", url, "--video-width", "64", "--video-height", "48", "--video-codec", "no_such_codec", "--artifact-dir", t.TempDir())
 	if res.code != ExitError || !strings.Contains(res.stderr, `--video-codec no_such_codec: this ffmpeg has no video encoder "no_such_codec"`) || len(sink.take()) != 0 {
 		t.Errorf("a missing encoder: exit %d %s", res.code, res.stderr)
+	}
+
+	// With an audio track (--video-audio-*): an MP4 clip whose second
+	// stream is AAC (AIPerf's default in MP4), stereo at 16 kHz.
+	res = runCLI(t, time.Minute, "profile", "-m", "vl", "-u", url, "--video-width", "64", "--video-height", "48", "--video-duration", "1",
+		"--video-format", "mp4", "--video-codec", "libx264", "--video-audio-num-channels", "2", "--video-audio-sample-rate", "16",
+		"--output-tokens-mean", "4", "--request-count", "1", "--artifact-dir", t.TempDir())
+	if res.code != 0 {
+		t.Fatalf("with a track: exit %d\n%s", res.code, res.stderr)
+	}
+	var body string
+	for _, sb := range sink.take() {
+		if sb.path == "/v1/chat/completions" {
+			body = sb.body
+		}
+	}
+	_, b64, ok := strings.Cut(body, "data:video/mp4;base64,")
+	b64, _, _ = strings.Cut(b64, `"`)
+	clip, err := base64.StdEncoding.DecodeString(b64)
+	if !ok || err != nil {
+		t.Fatalf("no mp4 clip in %.200s (%v)", body, err)
+	}
+	path := filepath.Join(t.TempDir(), "clip.mp4")
+	os.WriteFile(path, clip, 0o644)
+	if out, err := exec.Command("ffprobe", "-v", "error", "-show_entries", "stream=codec_name,sample_rate,channels", "-of", "csv=p=0", path).Output(); err != nil ||
+		strings.Fields(string(out))[1] != "aac,16000,2" {
+		t.Errorf("ffprobe read %q (%v); want h264, then aac,16000,2", out, err)
+	}
+	for _, c := range []struct{ args, want []string }{
+		{[]string{"--video-audio-num-channels", "1", "--video-audio-codec", "aac"}, []string{"--video-audio-codec aac cannot go in a webm file"}},
+		{[]string{"--video-audio-num-channels", "3"}, []string{"--video-audio-num-channels 3: want 0 (no audio track), 1 or 2"}},
+		{[]string{"--video-audio-num-channels", "1", "--video-audio-sample-rate", "200000"}, []string{"--video-audio-sample-rate 200000: want 8000 to 96000 Hz"}},
+	} {
+		res = runCLI(t, time.Minute, append([]string{"profile", "-m", "vl", "-u", url, "--video-width", "64", "--video-height", "48", "--artifact-dir", t.TempDir()}, c.args...)...)
+		if res.code != ExitError || !strings.Contains(res.stderr, c.want[0]) || len(sink.take()) != 0 {
+			t.Errorf("%v: exit %d %s", c.args, res.code, res.stderr)
+		}
 	}
 }

@@ -261,7 +261,6 @@ func init() {
 		"AIPerf's record-processor services are not part of this tool":                                 {"record-processors"},
 		"a request count per session is not supported yet":                                             {"request-count-per-session"},
 		"--benchmark-max-duration is not supported yet: give --benchmark-duration":                     {"benchmark-max-duration"},
-		"audio tracks in synthetic video are not built (the clips are video only)":                     {"video-audio-sample-rate", "video-audio-num-channels", "video-audio-codec", "video-audio-depth"},
 		"MLflow and Weights & Biases have no maintained Go client, so their exporters are not built (--otel-url streams the GenAI metrics to an OpenTelemetry collector; run.json and profile_export_aiperf.json hold the summary)": {
 			"mlflow-tracking-uri", "mlflow-experiment", "mlflow-run-name", "mlflow-tags", "mlflow-parent-run-id", "mlflow-upload",
 			"wandb-project", "wandb-entity", "wandb-run-name", "wandb-tags"},

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"math"
 	"os"
 	"strings"
 
@@ -26,7 +27,23 @@ func (p *Profile) Video() bool { return p.VideoWidth > 0 && p.VideoHeight > 0 }
 
 // VideoSpec is the synthetic clips' shape.
 func (p *Profile) VideoSpec() dataset.VideoSpec {
-	return dataset.VideoSpec{Width: p.VideoWidth, Height: p.VideoHeight, FPS: p.VideoFPS, Seconds: p.VideoDuration, Synth: p.VideoSynthType, Format: p.VideoFormat, Codec: p.VideoCodec}
+	s := dataset.VideoSpec{Width: p.VideoWidth, Height: p.VideoHeight, FPS: p.VideoFPS, Seconds: p.VideoDuration, Synth: p.VideoSynthType, Format: p.VideoFormat, Codec: p.VideoCodec}
+	if p.VideoAudioChannels > 0 {
+		s.AudioChannels, s.AudioRate, s.AudioDepth, s.AudioCodec = p.VideoAudioChannels, p.videoAudioHz(), p.VideoAudioDepth, p.VideoAudioCodec
+		if s.AudioCodec == "" {
+			s.AudioCodec = dataset.VideoAudioCodec(p.VideoFormat)
+		}
+	}
+	return s
+}
+
+// videoAudioHz is --video-audio-sample-rate in Hz: AIPerf reads a value
+// of 1000 or under as kHz.
+func (p *Profile) videoAudioHz() int {
+	if p.VideoAudioSampleRate <= 1000 {
+		return int(math.Round(p.VideoAudioSampleRate * 1000))
+	}
+	return int(math.Round(p.VideoAudioSampleRate))
 }
 
 // Images reports synthetic images in the requests.

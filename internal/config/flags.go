@@ -105,6 +105,10 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&p.VideoFormat, "video-format", p.VideoFormat, "synthetic video: container, webm or mp4")
 	fs.StringVar(&p.VideoCodec, "video-codec", p.VideoCodec, "synthetic video: the ffmpeg encoder (libvpx-vp9, libx264, libx265, …)")
 	fs.IntVar(&p.VideoBatchSize, "video-batch-size", p.VideoBatchSize, "synthetic video: clips a request")
+	fs.IntVar(&p.VideoAudioChannels, "video-audio-num-channels", p.VideoAudioChannels, "synthetic video: an audio track of Gaussian noise, 1 (mono) or 2 (stereo) channels; 0 none")
+	fs.Float64Var(&p.VideoAudioSampleRate, "video-audio-sample-rate", p.VideoAudioSampleRate, "synthetic video: the track's sample rate in Hz (kHz at 1000 or under), 8000 to 96000")
+	fs.IntVar(&p.VideoAudioDepth, "video-audio-depth", p.VideoAudioDepth, "synthetic video: the track's bits a sample before encoding, 8, 16, 24 or 32")
+	fs.StringVar(&p.VideoAudioCodec, "video-audio-codec", p.VideoAudioCodec, "synthetic video: the track's encoder, aac, libvorbis or libopus (default aac in mp4, libvorbis in webm)")
 	fs.IntVar(&p.VideoBatchSize, "batch-size-video", p.VideoBatchSize, "synthetic video: clips a request (--video-batch-size)")
 	fs.IntVar(&p.ImageBatchSize, "image-batch-size", p.ImageBatchSize, "synthetic images: images a request")
 	fs.IntVar(&p.ImageBatchSize, "batch-size-image", p.ImageBatchSize, "synthetic images: images a request (--image-batch-size)")
@@ -187,7 +191,7 @@ var flagGroups = map[string][]string{
 		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length", "system-prompt", "system-prompt-file", "user-context-prompt-length",
 		"audio-length-mean", "audio-length-stddev", "audio-format", "audio-sample-rates", "audio-depths", "audio-num-channels", "audio-batch-size", "batch-size-audio",
 		"image-width-mean", "image-width-stddev", "image-height-mean", "image-height-stddev", "image-format", "image-batch-size", "batch-size-image",
-		"video-width", "video-height", "video-fps", "video-duration", "video-synth-type", "video-format", "video-codec", "video-batch-size", "batch-size-video",
+		"video-width", "video-height", "video-fps", "video-duration", "video-synth-type", "video-format", "video-codec", "video-batch-size", "batch-size-video", "video-audio-num-channels", "video-audio-sample-rate", "video-audio-depth", "video-audio-codec",
 		"rankings-passages-mean", "rankings-passages-stddev", "rankings-passages-prompt-token-mean", "rankings-passages-prompt-token-stddev",
 		"rankings-query-prompt-token-mean", "rankings-query-prompt-token-stddev",
 		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "hf-subset", "dataset-sampling-strategy", "isl-block-size", "synthesis-speedup-ratio", "synthesis-max-isl", "synthesis-max-osl", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",

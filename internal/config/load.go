@@ -401,6 +401,8 @@ func fetchPublic(name, subset string) (hfdata.Fetched, error) {
 func (p *Profile) checkVideo(bad badf) {
 	set := p.VideoWidth != 0 || p.VideoHeight != 0
 	switch {
+	case !set && p.VideoAudioChannels != 0:
+		bad("--video-audio-num-channels gives synthetic video's clips an audio track: it needs --video-width and --video-height")
 	case !set:
 		return
 	case p.VideoWidth <= 0 || p.VideoHeight <= 0:
@@ -419,6 +421,16 @@ func (p *Profile) checkVideo(bad badf) {
 		bad("--video-format %q: want webm or mp4", p.VideoFormat)
 	case p.VideoBatchSize < 1 || p.VideoBatchSize > 16:
 		bad("--video-batch-size %d: want 1 to 16 clips a request", p.VideoBatchSize)
+	case p.VideoAudioChannels < 0 || p.VideoAudioChannels > 2:
+		bad("--video-audio-num-channels %d: want 0 (no audio track), 1 or 2", p.VideoAudioChannels)
+	case p.VideoAudioChannels > 0 && (p.videoAudioHz() < 8000 || p.videoAudioHz() > 96000):
+		bad("--video-audio-sample-rate %g: want 8000 to 96000 Hz (or 8 to 96 kHz)", p.VideoAudioSampleRate)
+	case p.VideoAudioChannels > 0 && !slices.Contains([]int{8, 16, 24, 32}, p.VideoAudioDepth):
+		bad("--video-audio-depth %d: want 8, 16, 24 or 32 bits", p.VideoAudioDepth)
+	case p.VideoAudioChannels > 0 && p.VideoAudioCodec != "" && dataset.VideoAudioCodecs[p.VideoAudioCodec] == nil:
+		bad("--video-audio-codec %q: want aac, libvorbis or libopus", p.VideoAudioCodec)
+	case p.VideoAudioChannels > 0 && !slices.Contains(dataset.VideoAudioCodecs[p.VideoSpec().AudioCodec], p.VideoFormat):
+		bad("--video-audio-codec %s cannot go in a %s file (WebM holds Vorbis or Opus)", p.VideoAudioCodec, p.VideoFormat)
 	case p.InputFile != "":
 		bad("the --video-* flags make synthetic video: an --input-file gives its own (\"video\", \"videos\")")
 	case p.EndpointType != EndpointChat:

@@ -188,6 +188,13 @@ type Synthetic struct {
 	VideoFormat    string  `json:"video_format"`     // webm or mp4
 	VideoCodec     string  `json:"video_codec"`      // an ffmpeg encoder
 	VideoBatchSize int     `json:"video_batch_size"`
+	// Each clip's audio track of Gaussian noise (--video-audio-*): none
+	// while VideoAudioChannels is 0; the codec the container's (aac in
+	// MP4, Vorbis in WebM) when empty.
+	VideoAudioChannels   int     `json:"video_audio_num_channels,omitempty"`
+	VideoAudioSampleRate float64 `json:"video_audio_sample_rate,omitempty"` // Hz (kHz when 1000 or under)
+	VideoAudioDepth      int     `json:"video_audio_depth,omitempty"`
+	VideoAudioCodec      string  `json:"video_audio_codec,omitempty"`
 	// Synthetic audio (AIPerf's --audio-* flags): AudioBatchSize clips a
 	// request of a normal length in seconds, WAV, a sample rate and depth
 	// drawn from the lists; none while the length mean is 0.
@@ -267,6 +274,8 @@ var DefaultProfile = Profile{
 		VideoFormat:               "webm",
 		VideoCodec:                "libvpx-vp9",
 		VideoBatchSize:            1,
+		VideoAudioSampleRate:      44100,
+		VideoAudioDepth:           16,
 		AudioFormat:               "wav",
 		AudioSampleRates:          []float64{16},
 		AudioDepths:               []int{16},

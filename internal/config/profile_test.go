@@ -165,7 +165,7 @@ func TestAIPerfOnlyFlagsAreNamed(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ arg, want string }{
 		{"--mlflow-experiment", "--mlflow-experiment is an AIPerf flag that aiperf-action does not support: MLflow and Weights & Biases have no maintained Go client"},
-		{"--video-audio-codec", "--video-audio-codec is an AIPerf flag that aiperf-action does not support: audio tracks in synthetic video are not built"},
+		{"--wandb-project", "--wandb-project is an AIPerf flag that aiperf-action does not support: MLflow and Weights & Biases"},
 		{"--bogus-flag", "unknown flag: --bogus-flag"},
 	} {
 		p := DefaultProfile

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -26,6 +27,13 @@ type VideoSpec struct {
 	Synth         string // moving_shapes, grid_clock or noise
 	Format        string // webm or mp4
 	Codec         string // an ffmpeg encoder: libvpx-vp9, libx264, …
+	// An audio track of Gaussian noise as long as the clip (AIPerf's
+	// --video-audio-*), none while AudioChannels is 0: AudioRate Hz,
+	// AudioDepth bits, encoded by AudioCodec (aac, libvorbis or libopus).
+	AudioChannels int
+	AudioRate     int
+	AudioDepth    int
+	AudioCodec    string
 }
 
 // Video synthesis limits: a clip's side and length.
@@ -103,7 +111,9 @@ func SyntheticVideo(spec VideoSpec, seed uint64, k int) (string, error) {
 	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
 		return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(b), nil
 	}
-	b, err := encodeVideo(bin, spec, rand.New(rand.NewPCG(seed, uint64(k))))
+	// (the track's noise from a source of its own, so a clip's frames are
+	// the same with and without one)
+	b, err := encodeVideo(bin, spec, rand.New(rand.NewPCG(seed, uint64(k))), rand.New(rand.NewPCG(seed, uint64(k)|1<<63)))
 	if err != nil {
 		return "", err
 	}
@@ -138,6 +148,57 @@ func ffmpegBuild(bin string) string {
 	return v
 }
 
+// VideoAudioCodecs are the audio encoders a clip's track may have, as
+// AIPerf names them, and the containers each goes in.
+var VideoAudioCodecs = map[string][]string{"aac": {"mp4"}, "libvorbis": {"webm", "mp4"}, "libopus": {"webm", "mp4"}}
+
+// VideoAudioCodec is AIPerf's default track encoder for a container: aac
+// in MP4, Vorbis in WebM.
+func VideoAudioCodec(format string) string {
+	if format == "mp4" {
+		return "aac"
+	}
+	return "libvorbis"
+}
+
+// NoiseWAV is secs of Gaussian noise (σ a quarter of full scale, clipped)
+// as a PCM WAV file: 8-bit unsigned, or 16, 24 or 32-bit signed, each
+// channel its own samples.
+func NoiseWAV(secs float64, rate, depth, channels int, r *rand.Rand) []byte {
+	n := int(secs * float64(rate))
+	bytesPer := depth / 8
+	dataLen := n * channels * bytesPer
+	b := make([]byte, 0, 44+dataLen)
+	b = append(b, "RIFF"...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(36+dataLen))
+	b = append(b, "WAVEfmt "...)
+	b = binary.LittleEndian.AppendUint32(b, 16)
+	b = binary.LittleEndian.AppendUint16(b, 1)
+	b = binary.LittleEndian.AppendUint16(b, uint16(channels))
+	b = binary.LittleEndian.AppendUint32(b, uint32(rate))
+	b = binary.LittleEndian.AppendUint32(b, uint32(rate*channels*bytesPer))
+	b = binary.LittleEndian.AppendUint16(b, uint16(channels*bytesPer))
+	b = binary.LittleEndian.AppendUint16(b, uint16(depth))
+	b = append(b, "data"...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(dataLen))
+	full := float64(int64(1)<<(depth-1) - 1)
+	for range n * channels {
+		v := max(-1, min(1, 0.25*r.NormFloat64()))
+		s := int64(math.Round(v * full))
+		switch depth {
+		case 8:
+			b = append(b, byte(128+s))
+		case 16:
+			b = binary.LittleEndian.AppendUint16(b, uint16(s))
+		case 24:
+			b = append(b, byte(s), byte(s>>8), byte(s>>16))
+		default:
+			b = binary.LittleEndian.AppendUint32(b, uint32(s))
+		}
+	}
+	return b
+}
+
 // codecArgs are each codec family's settings: fast, one thread, a
 // quality target rather than a bit rate.
 func codecArgs(codec string) []string {
@@ -154,7 +215,7 @@ func codecArgs(codec string) []string {
 
 // encodeVideo draws the frames and pipes them through ffmpeg into a file
 // of the container asked for.
-func encodeVideo(bin string, spec VideoSpec, r *rand.Rand) ([]byte, error) {
+func encodeVideo(bin string, spec VideoSpec, r, noise *rand.Rand) ([]byte, error) {
 	frames := max(1, int(math.Round(spec.Seconds*float64(spec.FPS))))
 	dir, err := os.MkdirTemp("", "aiperf-video-*")
 	if err != nil {
@@ -163,8 +224,17 @@ func encodeVideo(bin string, spec VideoSpec, r *rand.Rand) ([]byte, error) {
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "clip."+spec.Format)
 	args := []string{"-hide_banner", "-loglevel", "error", "-nostdin", "-y",
-		"-f", "rawvideo", "-pix_fmt", "rgb24", "-s", fmt.Sprintf("%dx%d", spec.Width, spec.Height), "-r", fmt.Sprint(spec.FPS), "-i", "pipe:0",
-		"-an", "-c:v", spec.Codec, "-threads", "1"}
+		"-f", "rawvideo", "-pix_fmt", "rgb24", "-s", fmt.Sprintf("%dx%d", spec.Width, spec.Height), "-r", fmt.Sprint(spec.FPS), "-i", "pipe:0"}
+	if spec.AudioChannels > 0 {
+		wav := filepath.Join(dir, "track.wav")
+		if err := os.WriteFile(wav, NoiseWAV(spec.Seconds, spec.AudioRate, spec.AudioDepth, spec.AudioChannels, noise), 0o600); err != nil {
+			return nil, err
+		}
+		args = append(args, "-i", wav, "-map", "0:v", "-map", "1:a", "-c:a", spec.AudioCodec, "-shortest", "-flags:a", "+bitexact")
+	} else {
+		args = append(args, "-an")
+	}
+	args = append(args, "-c:v", spec.Codec, "-threads", "1")
 	args = append(args, codecArgs(spec.Codec)...)
 	args = append(args, "-fflags", "+bitexact", "-flags:v", "+bitexact", "-map_metadata", "-1")
 	if spec.Format == "mp4" {
