@@ -748,3 +748,67 @@ func TestRawPayloadFolder(t *testing.T) {
 		t.Errorf("an empty folder: exit %d\n%s", res.code, res.stderr)
 	}
 }
+
+// AIPerf's --batch-size-text (-b, --prompt-batch-size) for embeddings:
+// each request's "input" a list of that many synthetic texts, each its own
+// draw (so not all alike), the request's input tokens theirs together,
+// and the item throughput (inputs/s) that many times the request
+// throughput. Another endpoint type, or an input file, is refused by name
+// before any load.
+func TestEmbeddingsPromptBatch(t *testing.T) {
+	cfg := sim.DefaultConfig
+	cfg.TTFT = 2 * time.Millisecond
+	url, sink := captureBodies(t, sim.New(cfg))
+	for _, flag := range []string{"--batch-size-text", "-b"} {
+		dir := filepath.Join(t.TempDir(), "run")
+		res := runCLI(t, time.Minute, "profile", "-m", "e5", "-u", url, "--endpoint-type", "embeddings", "--concurrency", "2", "--request-count", "6",
+			"--isl", "16", "--isl-stddev", "4", flag, "4", "--random-seed", "3", "--no-server-metrics", "--artifact-dir", dir)
+		if res.code != 0 {
+			t.Fatalf("%s: exit %d\n%s", flag, res.code, res.stderr)
+		}
+		n := 0
+		for _, sb := range sink.take() {
+			if sb.path != "/v1/embeddings" {
+				continue
+			}
+			n++
+			var body struct{ Input []string }
+			if err := json.Unmarshal([]byte(sb.body), &body); err != nil || len(body.Input) != 4 {
+				t.Fatalf("%s: body %.300s (%v)", flag, sb.body, err)
+			}
+			if len(slices.Compact(slices.Sorted(slices.Values(body.Input)))) != 4 {
+				t.Errorf("%s: the inputs are not each their own: %q", flag, body.Input)
+			}
+		}
+		run, err := result.Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 6 || run.Counts.OK != 6 {
+			t.Fatalf("%s: %d bodies, counts %+v", flag, n, run.Counts)
+		}
+		isls := map[int]bool{}
+		for _, r := range readRecords(t, dir) {
+			isls[r.ISL] = true
+			if r.Items != 4 || r.ISL < 4*8 || r.ISL > 4*24 {
+				t.Errorf("%s: request %d: %d items, ISL %d", flag, r.Index, r.Items, r.ISL)
+			}
+		}
+		if len(isls) < 2 {
+			t.Errorf("%s: every request had ISL %v: the inputs' lengths were not drawn", flag, isls)
+		}
+		items, reqs := run.Metrics[metrics.ItemTput].Rate.Value, run.Metrics[metrics.RequestTput].Rate.Value
+		if math.Abs(items/reqs-4) > 1e-9 {
+			t.Errorf("%s: %.2f inputs/s against %.2f requests/s; want 4 times", flag, items, reqs)
+		}
+	}
+	for _, c := range [][]string{
+		{"--endpoint-type", "chat", "--batch-size-text", "2"},
+		{"--endpoint-type", "embeddings", "--prompt-batch-size", "0"},
+	} {
+		res := runCLI(t, time.Minute, append([]string{"profile", "-m", "e5", "-u", url, "--request-count", "2", "--artifact-dir", t.TempDir()}, c...)...)
+		if res.code != ExitError || !strings.Contains(res.stderr, "--prompt-batch-size") || len(sink.take()) != 0 {
+			t.Errorf("%v: exit %d\n%s", c, res.code, res.stderr)
+		}
+	}
+}

@@ -161,6 +161,7 @@ func (p *Profile) bindAIPerf(fs *pflag.FlagSet) {
 	alias("Input", intAlias(&p.OSLMean), "output-tokens-mean", "prompt-output-tokens-mean")
 	alias("Input", floatAlias(&p.OSLStddev), "output-tokens-stddev", "prompt-output-tokens-stddev", "osl-stddev")
 	alias("Input", intAlias(&p.NumDatasetEntries), "num-dataset-entries", "num-prompts")
+	alias("Input", intAlias(&p.PromptBatchSize), "prompt-batch-size", "batch-size-text", "batch-size")
 	alias("Input", intAlias(&p.NumPrefixPrompts), "num-prefix-prompts", "prompt-prefix-pool-size", "prefix-prompt-pool-size")
 	alias("Input", intAlias(&p.PrefixPromptLength), "prefix-prompt-length", "prompt-prefix-length")
 	alias("Input", floatAlias(&p.TurnDelayMean), "conversation-turn-delay-mean", "session-turn-delay-mean")
@@ -255,7 +256,6 @@ func init() {
 	for reason, names := range map[string][]string{
 		"AIPerf's radix-tree trace synthesis is not built here (--synthesis-speedup-ratio, --synthesis-max-isl and --synthesis-max-osl are)": {
 			"synthesis-prefix-len-multiplier", "synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier", "synthesis-output-len-multiplier"},
-		"batched text inputs (several prompts a request) are not supported yet":                        {"batch-size-text", "prompt-batch-size", "batch-size"},
 		"server metrics are written in one form here (run.json's server_metrics)":                      {"server-metrics-formats"},
 		"several runs and their confidence are the gate's repeats here (aiperf-action gate, repeats:)": {"num-profile-runs", "confidence-level", "profile-run-cooldown-seconds", "profile-run-disable-warmup-after-first"},
 		"AIPerf's record-processor services are not part of this tool":                                 {"record-processors"},

@@ -104,6 +104,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&p.VideoSynthType, "video-synth-type", p.VideoSynthType, "synthetic video: moving_shapes, grid_clock (a grid, a hand, the frame number) or noise")
 	fs.StringVar(&p.VideoFormat, "video-format", p.VideoFormat, "synthetic video: container, webm or mp4")
 	fs.StringVar(&p.VideoCodec, "video-codec", p.VideoCodec, "synthetic video: the ffmpeg encoder (libvpx-vp9, libx264, libx265, …)")
+	fs.IntVarP(&p.PromptBatchSize, "prompt-batch-size", "b", p.PromptBatchSize, "synthetic text inputs a request, for the embeddings endpoint types (a list of inputs; each its own length from --isl)")
 	fs.IntVar(&p.VideoBatchSize, "video-batch-size", p.VideoBatchSize, "synthetic video: clips a request")
 	fs.IntVar(&p.VideoAudioChannels, "video-audio-num-channels", p.VideoAudioChannels, "synthetic video: an audio track of Gaussian noise, 1 (mono) or 2 (stereo) channels; 0 none")
 	fs.Float64Var(&p.VideoAudioSampleRate, "video-audio-sample-rate", p.VideoAudioSampleRate, "synthetic video: the track's sample rate in Hz (kHz at 1000 or under), 8000 to 96000")
@@ -191,7 +192,7 @@ var flagGroups = map[string][]string{
 		"num-prefix-prompts", "prefix-prompt-length", "shared-system-prompt-length", "system-prompt", "system-prompt-file", "user-context-prompt-length",
 		"audio-length-mean", "audio-length-stddev", "audio-format", "audio-sample-rates", "audio-depths", "audio-num-channels", "audio-batch-size", "batch-size-audio",
 		"image-width-mean", "image-width-stddev", "image-height-mean", "image-height-stddev", "image-format", "image-batch-size", "batch-size-image",
-		"video-width", "video-height", "video-fps", "video-duration", "video-synth-type", "video-format", "video-codec", "video-batch-size", "batch-size-video", "video-audio-num-channels", "video-audio-sample-rate", "video-audio-depth", "video-audio-codec",
+		"video-width", "video-height", "video-fps", "video-duration", "video-synth-type", "video-format", "video-codec", "prompt-batch-size", "video-batch-size", "batch-size-video", "video-audio-num-channels", "video-audio-sample-rate", "video-audio-depth", "video-audio-codec",
 		"rankings-passages-mean", "rankings-passages-stddev", "rankings-passages-prompt-token-mean", "rankings-passages-prompt-token-stddev",
 		"rankings-query-prompt-token-mean", "rankings-query-prompt-token-stddev",
 		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "hf-subset", "dataset-sampling-strategy", "isl-block-size", "synthesis-speedup-ratio", "synthesis-max-isl", "synthesis-max-osl", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",

@@ -253,6 +253,14 @@ func (p *Profile) checkSessions(bad badf) {
 // checkMedia checks synthetic images and audio.
 func (p *Profile) checkMedia(bad badf) {
 	p.checkVideo(bad)
+	switch embed := p.EndpointType == endpoint.TypeEmbeddings || p.EndpointType == endpoint.TypeNIMEmbed; {
+	case p.PromptBatchSize < 1 || p.PromptBatchSize > 4096:
+		bad("--prompt-batch-size %d: want 1 to 4096 text inputs a request", p.PromptBatchSize)
+	case p.PromptBatchSize > 1 && !embed:
+		bad("--prompt-batch-size %d: batched text inputs go to the embeddings endpoint types (embeddings, nim_embeddings), as in AIPerf; a %s request has one prompt (a rankings request's passages are --rankings-passages-mean)", p.PromptBatchSize, p.EndpointType)
+	case p.PromptBatchSize > 1 && (p.InputFile != "" || p.PublicDataset != ""):
+		bad("--prompt-batch-size %d batches synthetic prompts: an input file or public dataset gives each request its own inputs", p.PromptBatchSize)
+	}
 	switch {
 	case p.ImageWidthMean < 0 || p.ImageHeightMean < 0 || p.ImageWidthStddev < 0 || p.ImageHeightStddev < 0 ||
 		math.IsNaN(p.ImageWidthMean+p.ImageHeightMean+p.ImageWidthStddev+p.ImageHeightStddev):

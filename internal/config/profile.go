@@ -215,6 +215,9 @@ type Synthetic struct {
 	ISLStddev                float64   `json:"isl_stddev"`                   // --synthetic-input-tokens-stddev
 	OSLMean                  int       `json:"osl_mean"`                     // --output-tokens-mean / --osl; 0 leaves max_tokens unset
 	OSLStddev                float64   `json:"osl_stddev"`                   // --output-tokens-stddev
+	// PromptBatchSize is synthetic text inputs a request (AIPerf's
+	// --prompt-batch-size, -b): an embeddings request's list of inputs.
+	PromptBatchSize int `json:"prompt_batch_size,omitempty"`
 }
 
 // Tokens is how lengths are counted.
@@ -266,6 +269,7 @@ var DefaultProfile = Profile{
 	},
 	Synthetic: Synthetic{
 		ISLMean:                   550,
+		PromptBatchSize:           1,
 		ImageFormat:               "png",
 		ImageBatchSize:            1,
 		VideoFPS:                  4,

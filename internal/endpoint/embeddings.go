@@ -78,12 +78,13 @@ func embeddingsBody(fields map[string]any, in Input) ([]byte, error) {
 	if in.System != "" {
 		text = in.System + " " + text
 	}
-	fields["model"], fields["input"], fields["encoding_format"] = in.Model, []string{text}, "float"
+	fields["model"], fields["input"], fields["encoding_format"] = in.Model, append([]string{text}, in.Batch...), "float"
 	in.MaxTokens, in.Stream, in.Usage = 0, false, false
 	return marshalBody(fields, in)
 }
 
-// Build makes an embeddings request of one input.
+// Build makes an embeddings request of one input, or of the prompt and
+// its Batch.
 func (Embeddings) Build(in Input) ([]byte, error) { return embeddingsBody(map[string]any{}, in) }
 
 // Build makes a chat-style embeddings request: the chat's messages, no

@@ -26,6 +26,9 @@ type Input struct {
 	// ranks.
 	Query    string
 	Passages []string
+	// Batch is more text inputs after Prompt, for a kind that takes a
+	// list of them (embeddings: AIPerf's --prompt-batch-size).
+	Batch []string
 	// Images go with the prompt (chat: image_url content parts), each a
 	// URL (http, https or a data URL); so do Audios (input_audio parts).
 	Images []string

@@ -228,7 +228,7 @@ func (g *gen) body(e *Entry, pr prompt, cycle bool) error {
 		}
 	}
 	req, err := build(endpoint.Input{Model: g.model(e.Index), Prompt: pr.Text, System: system, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
-		Usage: b.p.UseServerTokenCount, Extra: extra, Query: pr.query, Passages: pr.passages, Images: pr.images, Audios: pr.audios, Videos: pr.videos, TokenIDs: ids})
+		Usage: b.p.UseServerTokenCount, Extra: extra, Query: pr.query, Passages: pr.passages, Batch: pr.batch, Images: pr.images, Audios: pr.audios, Videos: pr.videos, TokenIDs: ids})
 	if err != nil {
 		return fmt.Errorf("build request %d: %w", e.Index, err)
 	}

@@ -40,6 +40,7 @@ type prompt struct {
 	dataset.Prompt
 	query    string
 	passages []string
+	batch    []string // more text inputs after the prompt (--prompt-batch-size)
 	images   []string // as URLs
 	audios   []endpoint.AudioClip
 	videos   []string

@@ -26,6 +26,15 @@ func (s *synthetic) prompt(i int, pos at, keep bool) (prompt, error) {
 	var err error
 	pr.Prompt = s.stream.Next(keep)
 	pr.own = pr.Text
+	for range p.PromptBatchSize - 1 {
+		// More inputs of the request (an embeddings list), each its own
+		// draw from the stream, their tokens counted with the first's.
+		q := s.stream.Next(keep)
+		pr.ISL += q.ISL
+		if keep {
+			pr.batch = append(pr.batch, q.Text)
+		}
+	}
 	if p.Images() {
 		if pr.images, err = g.imagesOf(i, keep); err != nil {
 			return pr, err
