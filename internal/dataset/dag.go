@@ -17,46 +17,135 @@ import (
 // rounds) that make it a DAG.
 const DagJSONL = "dag_jsonl"
 
-// The keys AIPerf's dag_jsonl schema allows (it rejects any other), and
-// those of them that make branches, which are not scheduled here.
+// The keys AIPerf's dag_jsonl schema allows (it rejects any other).
 var (
-	dagConvKeys   = []string{"session_id", "turns", "orchestrator", "spawns", "think_time_ms", "think_time_sigma", "think_time_min_ms", "think_time_max_ms", "rounds", "context_mode", "pre_session_spawns"}
-	dagTurnKeys   = []string{"messages", "model", "max_tokens", "tools", "extra", "forks", "spawns", "delay"}
-	dagBranchKeys = map[string]bool{"orchestrator": true, "spawns": true, "rounds": true, "pre_session_spawns": true, "forks": true,
-		"think_time_ms": true, "think_time_sigma": true, "think_time_min_ms": true, "think_time_max_ms": true}
+	dagConvKeys = []string{"session_id", "turns", "orchestrator", "spawns", "think_time_ms", "think_time_sigma", "think_time_min_ms", "think_time_max_ms", "rounds", "context_mode", "pre_session_spawns"}
+	dagTurnKeys = []string{"messages", "model", "max_tokens", "tools", "extra", "forks", "spawns", "delay"}
 )
 
-// indexDag reads a dag_jsonl file's linear conversations: each line's
-// turns become a multi_turn conversation (a system message first is the
-// conversation's system prompt; each turn's one user message its prompt;
-// max_tokens, delay and extra kept), written once into a JSONL of the
-// tool's own and indexed as a multi_turn file, so live answers are
-// threaded into the history as AIPerf's default context mode does. A
-// line that branches (forks, spawns, an orchestrator, rounds), authors
-// history (assistant or tool messages), sends media or tools, or names
-// another model is refused with its line and why: those need a
-// scheduler of branches or a wire body this tool does not build.
+// DagTurn is a dag_jsonl turn's place in its tree: a tree (a root and
+// every conversation its branches reach, each reference its own
+// instance) is one session whose turns are every instance's, parents
+// before children; a turn is sent after the turns it waits for (and its
+// conversation's earlier ones) have their answers.
+type DagTurn struct {
+	Conv int32   // the conversation instance in the tree (0: the root)
+	Wait []int32 // turns of the tree (by place) whose answers it waits for: a branch's parent turn, or a join's children's last turns
+	// Fork−1 is the place of the turn whose conversation, to that turn's
+	// answer, a FORK child's first turn inherits (0: none).
+	Fork int32
+	// The turn's system prompt when not the line's (a SPAWN child's own,
+	// or none), and its tokens.
+	OwnSystem bool
+	SystemISL int32
+	// Think is an orchestrator round's think time before its branches
+	// (a lognormal around DelayMs when ThinkSigma > 0, clamped).
+	ThinkSigma, ThinkMinMs, ThinkMaxMs float32
+}
+
+// dagMeta is a turn's DagTurn in the tool's own JSONL.
+type dagMeta struct {
+	Conv   int32    `json:"conv"`
+	Wait   []int32  `json:"wait,omitempty"`
+	Fork   int32    `json:"fork,omitempty"`
+	System *string  `json:"system,omitempty"` // the turn's own system prompt ("" none)
+	Before []string `json:"before,omitempty"` // the turn's user messages before its last
+	Think  *think   `json:"think,omitempty"`
+}
+
+type think struct {
+	Sigma float32 `json:"sigma,omitempty"`
+	Min   float32 `json:"min_ms,omitempty"`
+	Max   float32 `json:"max_ms,omitempty"`
+}
+
+// dagConv is one dag_jsonl line.
+type dagConv struct {
+	id                 string
+	line               int
+	turns              []map[string]any // as multi_turn turns: text, output_length, delay, extra
+	before             [][]string       // each turn's user messages before its last
+	system             *string          // its first turn's system prompt
+	forks              [][]dagFork      // each turn's
+	spawns             [][]dagSpawn     // each turn's
+	pre                []string
+	orchestrator       bool
+	orchSpawns         []string
+	rounds             []dagRound
+	think              dagThink
+	forkParents, users int // references to it as a FORK target, and all references
+}
+
+type dagFork struct {
+	child      string
+	background bool
+}
+
+type dagSpawn struct {
+	children []string
+	joinAt   int  // the turn that waits for the children (none past the last)
+	explicit bool // join_at was given (a bare string joins the next turn, if any)
+}
+
+type dagRound struct {
+	spawns []string
+	think  *float64
+}
+
+type dagThink struct {
+	Ms    *float64 `json:"think_time_ms"`
+	Sigma *float64 `json:"think_time_sigma"`
+	Min   *float64 `json:"think_time_min_ms"`
+	Max   *float64 `json:"think_time_max_ms"`
+}
+
+// dagMaxTurns bounds a tree's turns (instances multiply: a spawn target
+// referenced from several places, an orchestrator's rounds).
+const dagMaxTurns = 100_000
+
+// indexDag reads a dag_jsonl file: each root (a conversation no other
+// names in its forks, spawns or pre_session_spawns) and what its
+// branches reach become one session of the tool's own JSONL, each turn
+// with its DagTurn, indexed as a multi_turn file; a file without
+// branches is its conversations, one a session, as before. What AIPerf's
+// loader refuses is refused with the line and why, as is what this tool
+// does not send (tools, media, authored assistant turns, another model,
+// context_mode message_array_with_responses).
 func indexDag(path string, tok *tokenizer.Tokenizer, model string) (*Sessions, error) {
 	tok = orBuiltin(tok)
 	var x *Sessions
-	ix, err := derivedWith(path, "dag", "v1\x00"+model, func(w io.Writer) error {
-		seen := map[string]int{}
+	ix, err := derivedWith(path, "dag", "v2\x00"+model, func(w io.Writer) error {
+		var convs []*dagConv
+		byID := map[string]*dagConv{}
 		_, err := eachLine(path, func(line []byte, n int, _ int64, _ int) error {
-			out, err := dagLine(line, model)
+			c, err := dagLine(line, model)
 			if err != nil {
 				return fmt.Errorf("%s:%d: %v", path, n, err)
 			}
-			if at, dup := seen[out.SessionID]; dup {
-				return fmt.Errorf("%s:%d: session_id %q again (first at line %d)", path, n, out.SessionID, at)
+			if at, dup := byID[c.id]; dup {
+				return fmt.Errorf("%s:%d: session_id %q again (first at line %d)", path, n, c.id, at.line)
 			}
-			seen[out.SessionID] = n
-			b, _ := json.Marshal(out)
-			_, err = w.Write(append(b, '\n'))
-			return err
+			c.line = n
+			byID[c.id] = c
+			convs = append(convs, c)
+			return nil
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		trees, err := dagTrees(convs, byID)
+		if err != nil {
+			return fmt.Errorf("%s: %v", path, err)
+		}
+		for _, t := range trees {
+			b, _ := json.Marshal(t)
+			if _, err := w.Write(append(b, '\n')); err != nil {
+				return err
+			}
+		}
+		return nil
 	}, func(jsonl string) (*Index, error) {
-		s, err := indexSessions(jsonl, tok)
+		s, err := indexSessionsOf(&Sessions{Path: jsonl, tok: tok, ofDag: true})
 		x = s
 		return &Index{}, err
 	})
@@ -72,8 +161,8 @@ type dagOut struct {
 	Turns     []map[string]any `json:"turns"`
 }
 
-// dagLine is one dag_jsonl line as a multi_turn line.
-func dagLine(line []byte, model string) (*dagOut, error) {
+// dagLine reads one dag_jsonl line.
+func dagLine(line []byte, model string) (*dagConv, error) {
 	var conv map[string]json.RawMessage
 	if err := json.Unmarshal(line, &conv); err != nil {
 		return nil, fmt.Errorf("a dag_jsonl line is a conversation object: %v", err)
@@ -82,9 +171,14 @@ func dagLine(line []byte, model string) (*dagOut, error) {
 		return nil, err
 	}
 	var c struct {
-		SessionID   string            `json:"session_id"`
-		Turns       []json.RawMessage `json:"turns"`
-		ContextMode *string           `json:"context_mode"`
+		SessionID    string            `json:"session_id"`
+		Turns        []json.RawMessage `json:"turns"`
+		ContextMode  *string           `json:"context_mode"`
+		Orchestrator bool              `json:"orchestrator"`
+		Spawns       []string          `json:"spawns"`
+		Pre          []string          `json:"pre_session_spawns"`
+		Rounds       json.RawMessage   `json:"rounds"`
+		dagThink
 	}
 	if err := json.Unmarshal(line, &c); err != nil {
 		return nil, err
@@ -95,92 +189,423 @@ func dagLine(line []byte, model string) (*dagOut, error) {
 	if c.ContextMode != nil && *c.ContextMode != "deltas_without_responses" {
 		return nil, fmt.Errorf("context_mode %q: only AIPerf's default (deltas_without_responses: the turns' messages appended, live answers threaded in) is replayed here", *c.ContextMode)
 	}
-	if len(c.Turns) == 0 {
-		return nil, fmt.Errorf("session %s: no turns (an orchestrator's branches are not scheduled here)", c.SessionID)
+	out := &dagConv{id: c.SessionID, orchestrator: c.Orchestrator, pre: c.Pre, think: c.dagThink}
+	if err := out.checkThink(); err != nil {
+		return nil, err
 	}
-	out := &dagOut{SessionID: c.SessionID}
+	if c.Orchestrator {
+		return out, out.orchestratorOf(c.Turns, c.Spawns, c.Pre, c.Rounds)
+	}
+	switch {
+	case len(c.Spawns) > 0 || len(c.Rounds) > 0 && !emptyJSON(c.Rounds):
+		return nil, fmt.Errorf("session %s: conversation-level \"spawns\" and \"rounds\" belong to an orchestrator (\"orchestrator\": true)", c.SessionID)
+	case len(c.Turns) == 0:
+		return nil, fmt.Errorf("session %s: no turns", c.SessionID)
+	}
 	for k, raw := range c.Turns {
-		where := fmt.Sprintf("session %s turn %d", c.SessionID, k+1)
-		var keys map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &keys); err != nil {
-			return nil, fmt.Errorf("%s: %v", where, err)
-		}
-		if err := dagKeys(keys, dagTurnKeys, where); err != nil {
+		if err := out.turn(k, raw, model); err != nil {
 			return nil, err
 		}
-		var t struct {
-			Messages  []map[string]json.RawMessage `json:"messages"`
-			Model     string                       `json:"model"`
-			MaxTokens *json.RawMessage             `json:"max_tokens"`
-			Tools     json.RawMessage              `json:"tools"`
-			Extra     map[string]json.RawMessage   `json:"extra"`
-			Delay     *float64                     `json:"delay"`
-		}
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return nil, fmt.Errorf("%s: %v", where, err)
-		}
-		switch {
-		case len(t.Tools) > 0 && string(t.Tools) != "null":
-			return nil, fmt.Errorf("%s: \"tools\": tool definitions are not sent here", where)
-		case t.Model != "" && t.Model != model:
-			return nil, fmt.Errorf("%s: \"model\" %q: a turn's own model is not sent here (the run's is %q)", where, t.Model, model)
-		case len(t.Messages) == 0:
-			return nil, fmt.Errorf("%s: \"messages\" is empty", where)
-		}
-		var user []string
-		for i, m := range t.Messages {
-			var role string
-			json.Unmarshal(m["role"], &role)
-			text, err := dagText(m["content"])
-			if err != nil {
-				return nil, fmt.Errorf("%s message %d: %v", where, i+1, err)
-			}
-			switch {
-			case role == "system" && k == 0 && len(user) == 0:
-				if len(out.Turns) > 0 { // several system messages: one prompt
-					out.Turns[0]["text"] = out.Turns[0]["text"].(string) + "\n\n" + text
-				} else {
-					out.Turns = append(out.Turns, map[string]any{"role": "system", "text": text})
-				}
-			case role == "user":
-				user = append(user, text)
-			default:
-				return nil, fmt.Errorf("%s message %d: role %q: a turn here is its user message (a system prompt before the first); authored history and tool messages are not replayed", where, i+1, role)
-			}
-		}
-		if len(user) != 1 {
-			return nil, fmt.Errorf("%s: %d user messages: a turn here is one", where, len(user))
-		}
-		turn := map[string]any{"text": user[0]}
-		if t.MaxTokens != nil {
-			var n int
-			if err := json.Unmarshal(*t.MaxTokens, &n); err != nil || n < 1 {
-				return nil, fmt.Errorf("%s: \"max_tokens\" %s: want a whole number ≥ 1", where, *t.MaxTokens)
-			}
-			turn["output_length"] = n
-		}
-		if t.Delay != nil {
-			turn["delay"] = *t.Delay
-		}
-		if len(t.Extra) > 0 {
-			turn["extra"] = t.Extra
-		}
-		out.Turns = append(out.Turns, turn)
 	}
 	return out, nil
 }
 
-// dagKeys refuses a key AIPerf's schema does not know (as AIPerf does),
-// and by name one that makes branches.
+// orchestratorOf reads an orchestrator: no turns, its spawns fired at
+// once or in rounds.
+func (c *dagConv) orchestratorOf(turns []json.RawMessage, spawns, pre []string, rounds json.RawMessage) error {
+	switch {
+	case len(turns) > 0:
+		return fmt.Errorf("session %s: an orchestrator sends no request of its own: omit \"turns\"", c.id)
+	case len(pre) > 0:
+		return fmt.Errorf("session %s: an orchestrator has no \"pre_session_spawns\"", c.id)
+	}
+	var n int
+	var list []struct {
+		Spawns []string `json:"spawns"`
+		dagThink
+	}
+	switch {
+	case emptyJSON(rounds):
+		n = 1
+	case json.Unmarshal(rounds, &n) == nil:
+		if n < 1 || n > 10_000 {
+			return fmt.Errorf("session %s: \"rounds\" %d: want 1 to 10000", c.id, n)
+		}
+	case json.Unmarshal(rounds, &list) == nil:
+		if len(spawns) > 0 {
+			return fmt.Errorf("session %s: \"rounds\" as a list names each round's spawns: omit the conversation's \"spawns\"", c.id)
+		}
+		for r, l := range list {
+			if len(l.Spawns) == 0 {
+				return fmt.Errorf("session %s: round %d has no \"spawns\"", c.id, r+1)
+			}
+			c.rounds = append(c.rounds, dagRound{spawns: l.Spawns, think: l.Ms})
+		}
+		if len(c.rounds) == 0 {
+			return fmt.Errorf("session %s: \"rounds\" is an empty list", c.id)
+		}
+		return nil
+	default:
+		return fmt.Errorf("session %s: \"rounds\": want a count or a list of {\"spawns\": [...], \"think_time_ms\": ...}", c.id)
+	}
+	if len(spawns) == 0 {
+		return fmt.Errorf("session %s: an orchestrator needs \"spawns\"", c.id)
+	}
+	for range n {
+		c.rounds = append(c.rounds, dagRound{spawns: spawns})
+	}
+	return nil
+}
+
+func (c *dagConv) checkThink() error {
+	for name, v := range map[string]*float64{"think_time_ms": c.think.Ms, "think_time_sigma": c.think.Sigma, "think_time_min_ms": c.think.Min, "think_time_max_ms": c.think.Max} {
+		if v != nil && (*v < 0 || *v > 86_400_000 || *v != *v) {
+			return fmt.Errorf("session %s: %q %g: want 0 to a day", c.id, name, *v)
+		}
+	}
+	return nil
+}
+
+// turn reads turn k: its messages (a system prompt first, then its user
+// messages), max_tokens, delay, extra and branches.
+func (c *dagConv) turn(k int, raw json.RawMessage, model string) error {
+	where := fmt.Sprintf("session %s turn %d", c.id, k+1)
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return fmt.Errorf("%s: %v", where, err)
+	}
+	if err := dagKeys(keys, dagTurnKeys, where); err != nil {
+		return err
+	}
+	var t struct {
+		Messages  []map[string]json.RawMessage `json:"messages"`
+		Model     string                       `json:"model"`
+		MaxTokens *json.RawMessage             `json:"max_tokens"`
+		Tools     json.RawMessage              `json:"tools"`
+		Extra     map[string]json.RawMessage   `json:"extra"`
+		Delay     *float64                     `json:"delay"`
+		Forks     []json.RawMessage            `json:"forks"`
+		Spawns    []json.RawMessage            `json:"spawns"`
+	}
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return fmt.Errorf("%s: %v", where, err)
+	}
+	switch {
+	case len(t.Tools) > 0 && string(t.Tools) != "null":
+		return fmt.Errorf("%s: \"tools\": tool definitions are not sent here", where)
+	case t.Model != "" && t.Model != model:
+		return fmt.Errorf("%s: \"model\" %q: a turn's own model is not sent here (the run's is %q)", where, t.Model, model)
+	case len(t.Messages) == 0:
+		return fmt.Errorf("%s: \"messages\" is empty", where)
+	}
+	var user []string
+	for i, m := range t.Messages {
+		var role string
+		json.Unmarshal(m["role"], &role)
+		text, err := dagText(m["content"])
+		if err != nil {
+			return fmt.Errorf("%s message %d: %v", where, i+1, err)
+		}
+		switch {
+		case role == "system" && k == 0 && len(user) == 0:
+			if c.system != nil { // several system messages: one prompt
+				text = *c.system + "\n\n" + text
+			}
+			c.system = &text
+		case role == "system":
+			return fmt.Errorf("%s message %d: a system message goes first in a conversation's first turn (AIPerf's rule: after it a chat template drops it)", where, i+1)
+		case role == "user":
+			user = append(user, text)
+		default:
+			return fmt.Errorf("%s message %d: role %q: a turn here is its user messages (a system prompt before the first); authored history and tool messages are not replayed", where, i+1, role)
+		}
+	}
+	if len(user) == 0 {
+		return fmt.Errorf("%s: no user message", where)
+	}
+	turn := map[string]any{"text": user[len(user)-1]}
+	if t.MaxTokens != nil {
+		var n int
+		if err := json.Unmarshal(*t.MaxTokens, &n); err != nil || n < 1 {
+			return fmt.Errorf("%s: \"max_tokens\" %s: want a whole number ≥ 1", where, *t.MaxTokens)
+		}
+		turn["output_length"] = n
+	}
+	if t.Delay != nil {
+		turn["delay"] = *t.Delay
+	}
+	if len(t.Extra) > 0 {
+		turn["extra"] = t.Extra
+	}
+	c.turns = append(c.turns, turn)
+	c.before = append(c.before, user[:len(user)-1])
+	var forks []dagFork
+	for _, f := range t.Forks {
+		var s string
+		var o struct {
+			Child      string `json:"child"`
+			Background bool   `json:"background"`
+		}
+		switch {
+		case json.Unmarshal(f, &s) == nil && s != "":
+			forks = append(forks, dagFork{child: s})
+		case json.Unmarshal(f, &o) == nil && o.Child != "":
+			forks = append(forks, dagFork{child: o.Child, background: o.Background})
+		default:
+			return fmt.Errorf("%s: \"forks\" entry %s: want a session_id or {\"child\": ..., \"background\": true}", where, f)
+		}
+	}
+	var spawns []dagSpawn
+	for _, f := range t.Spawns {
+		var s string
+		var o struct {
+			Children []string `json:"children"`
+			JoinAt   *int     `json:"join_at"`
+		}
+		switch {
+		case json.Unmarshal(f, &s) == nil && s != "":
+			spawns = append(spawns, dagSpawn{children: []string{s}, joinAt: k + 1})
+		case json.Unmarshal(f, &o) == nil && len(o.Children) > 0:
+			j := k + 1
+			if o.JoinAt != nil {
+				j = *o.JoinAt
+			}
+			spawns = append(spawns, dagSpawn{children: o.Children, joinAt: j, explicit: o.JoinAt != nil})
+		default:
+			return fmt.Errorf("%s: \"spawns\" entry %s: want a session_id or {\"children\": [...], \"join_at\": turn}", where, f)
+		}
+	}
+	c.forks, c.spawns = append(c.forks, forks), append(c.spawns, spawns)
+	return nil
+}
+
+// dagTrees checks the branches (every target declared, a FORK target
+// forked from one place, bare forks terminal, joins inside the
+// conversation, no cycle, no pre-session FORK target) and lays out each
+// root's tree.
+func dagTrees(convs []*dagConv, byID map[string]*dagConv) ([]dagOut, error) {
+	ref := func(from *dagConv, at string, id string, fork bool) error {
+		c, ok := byID[id]
+		if !ok {
+			return fmt.Errorf("line %d: session %s %s: branch target %q is not a session of the file", from.line, from.id, at, id)
+		}
+		if c.orchestrator {
+			return fmt.Errorf("line %d: session %s: %q is an orchestrator, a root of its own, not a branch", from.line, from.id, id)
+		}
+		c.users++
+		if fork {
+			if c.forkParents++; c.forkParents > 1 {
+				return fmt.Errorf("line %d: session %s: %q is forked from more than one place (AIPerf allows one FORK parent: its history would be ambiguous)", from.line, from.id, id)
+			}
+		}
+		return nil
+	}
+	for _, c := range convs {
+		n := len(c.turns)
+		for k := range c.turns {
+			for _, f := range c.forks[k] {
+				if !f.background && k != n-1 {
+					return nil, fmt.Errorf("line %d: session %s turn %d: a bare fork ends the conversation, so it goes on the last turn (give {\"child\": %q, \"background\": true} to keep going)", c.line, c.id, k+1, f.child)
+				}
+				if err := ref(c, fmt.Sprintf("turn %d", k+1), f.child, true); err != nil {
+					return nil, err
+				}
+			}
+			for _, s := range c.spawns[k] {
+				if s.joinAt <= k || s.joinAt >= n && s.explicit {
+					return nil, fmt.Errorf("line %d: session %s turn %d: \"join_at\" %d: want a later turn of the conversation (%d to %d, from 0)", c.line, c.id, k+1, s.joinAt, k+1, n-1)
+				}
+				for _, ch := range s.children {
+					if err := ref(c, fmt.Sprintf("turn %d", k+1), ch, false); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+		for _, id := range c.pre {
+			if err := ref(c, "pre_session_spawns", id, false); err != nil {
+				return nil, err
+			}
+		}
+		for _, r := range c.rounds {
+			for _, id := range r.spawns {
+				if err := ref(c, "spawns", id, false); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	for _, c := range convs {
+		for _, id := range c.pre {
+			if byID[id].forkParents > 0 {
+				return nil, fmt.Errorf("line %d: session %s: %q is in pre_session_spawns and also a FORK target (a pre-session child has no parent history)", c.line, c.id, id)
+			}
+		}
+		for _, fs := range c.forks {
+			for _, f := range fs {
+				if byID[f.child].system != nil {
+					return nil, fmt.Errorf("line %d: session %s: FORK child %q has a system message; it inherits its parent's, and a second would be dropped by the chat template (AIPerf's rule)", byID[f.child].line, byID[f.child].id, f.child)
+				}
+			}
+		}
+	}
+	var out []dagOut
+	branches := false
+	for _, c := range convs {
+		if c.users > 0 {
+			branches = true
+			continue
+		}
+		l := &layout{byID: byID, rootSys: c.system}
+		if _, err := l.instance(c, nil, 0, c.system, nil); err != nil {
+			return nil, err
+		}
+		if len(l.turns) == 0 {
+			return nil, fmt.Errorf("line %d: session %s: no turn is sent", c.line, c.id)
+		}
+		turns := l.turns
+		if c.system != nil {
+			turns = append([]map[string]any{{"role": "system", "text": *c.system}}, turns...)
+		}
+		out = append(out, dagOut{SessionID: c.id, Turns: turns})
+		for _, t := range l.turns {
+			branches = branches || len(t["dag"].(*dagMeta).Before) > 0
+		}
+		branches = branches || c.orchestrator || len(c.pre) > 0
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("every conversation is a branch of another: no root (a cycle)")
+	}
+	if !branches { // linear conversations of one user message a turn: plain multi_turn sessions
+		for i := range out {
+			for _, t := range out[i].Turns {
+				delete(t, "dag")
+			}
+		}
+	}
+	return out, nil
+}
+
+// layout lays out one tree's turns.
+type layout struct {
+	byID    map[string]*dagConv
+	rootSys *string // the root's system prompt: the session's
+	turns   []map[string]any
+	convs   int32
+	path    []string // the conversations being laid out, for cycles
+}
+
+// instance lays out an instance of c and what its branches reach: its
+// first turn waits for wait (and inherits the history to turn fork−1
+// when fork > 0), after think th when given; sys is the system prompt
+// its turns send. It returns its last turn's place (−1: it has none).
+func (l *layout) instance(c *dagConv, wait []int32, fork int32, sys *string, th *dagThink) (int32, error) {
+	if slices.Contains(l.path, c.id) {
+		return 0, fmt.Errorf("line %d: a cycle of branches: %s -> %s", c.line, strings.Join(l.path, " -> "), c.id)
+	}
+	l.path = append(l.path, c.id)
+	defer func() { l.path = l.path[:len(l.path)-1] }()
+	conv := l.convs
+	l.convs++
+	if c.orchestrator {
+		return -1, l.rounds(c, wait)
+	}
+	for _, id := range c.pre { // (before its first turn, fire-and-forget)
+		ch := l.byID[id]
+		if _, err := l.instance(ch, wait, 0, ch.system, nil); err != nil {
+			return 0, err
+		}
+	}
+	first := int32(len(l.turns))
+	if int(first)+len(c.turns) > dagMaxTurns {
+		return 0, fmt.Errorf("line %d: session %s: a tree of more than %d turns (its branches' instances multiply)", c.line, c.id, dagMaxTurns)
+	}
+	for k, t := range c.turns {
+		m := dagMeta{Conv: conv, Before: c.before[k]}
+		if k == 0 {
+			m.Wait, m.Fork = wait, fork
+		}
+		if (sys == nil) != (l.rootSys == nil) || sys != nil && *sys != *l.rootSys {
+			s := ""
+			if sys != nil {
+				s = *sys
+			}
+			m.System = &s
+		}
+		turn := maps.Clone(t)
+		if k == 0 && th != nil && th.Ms != nil {
+			turn["delay"] = *th.Ms
+			m.Think = &think{Sigma: f32(th.Sigma), Min: f32(th.Min), Max: f32(th.Max)}
+		}
+		turn["dag"] = &m
+		l.turns = append(l.turns, turn)
+	}
+	for k := range c.turns {
+		at := first + int32(k)
+		for _, f := range c.forks[k] {
+			if _, err := l.instance(l.byID[f.child], []int32{at}, at+1, sys, nil); err != nil {
+				return 0, err
+			}
+		}
+		for _, s := range c.spawns[k] {
+			for _, id := range s.children {
+				ch := l.byID[id]
+				last, err := l.instance(ch, []int32{at}, 0, ch.system, nil)
+				if err != nil {
+					return 0, err
+				}
+				if j := s.joinAt; j < len(c.turns) && last >= 0 {
+					m := l.turns[first+int32(j)]["dag"].(*dagMeta)
+					m.Wait = append(m.Wait, last)
+				}
+			}
+		}
+	}
+	return first + int32(len(c.turns)) - 1, nil
+}
+
+// rounds lays out an orchestrator's rounds: each round's branches start
+// together, after the previous round's have all ended and the round's
+// think time (the first round's at once).
+func (l *layout) rounds(c *dagConv, wait []int32) error {
+	prev := wait
+	for r, round := range c.rounds {
+		th := c.think
+		if round.think != nil {
+			th.Ms = round.think
+		}
+		var lasts []int32
+		for _, id := range round.spawns {
+			ch := l.byID[id]
+			var t *dagThink
+			if r > 0 {
+				t = &th
+			}
+			last, err := l.instance(ch, prev, 0, ch.system, t)
+			if err != nil {
+				return err
+			}
+			if last >= 0 {
+				lasts = append(lasts, last)
+			}
+		}
+		prev = lasts
+	}
+	return nil
+}
+
+func f32(v *float64) float32 {
+	if v == nil {
+		return 0
+	}
+	return float32(*v)
+}
+
+// dagKeys refuses a key AIPerf's schema does not know, as AIPerf does.
 func dagKeys(m map[string]json.RawMessage, allowed []string, where string) error {
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(allowed, k) {
 			return fmt.Errorf("%s: unknown key %q (AIPerf's dag_jsonl schema has %s)", where, k, strings.Join(allowed, ", "))
-		}
-	}
-	for _, k := range allowed { // (in the schema's order: the first branching key is named)
-		if v, ok := m[k]; ok && dagBranchKeys[k] && !emptyJSON(v) {
-			return fmt.Errorf("%s: %q: AIPerf's DAG branches (forks, spawns, orchestrator rounds) need a scheduler of branches that is not built here; its linear conversations are replayed", where, k)
 		}
 	}
 	return nil

@@ -37,9 +37,9 @@ func TestDagJSONL(t *testing.T) {
 		t.Errorf("turn 2: %q %q %v %v", text, system, extra, err)
 	}
 	for body, want := range map[string]string{
-		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "forks": ["b"]}]}`:                                                                                                   `"forks": AIPerf's DAG branches`,
-		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "spawns": [{"children": ["b"], "join_at": 1}]}]}`:                                                                    `"spawns"`,
-		`{"session_id": "o", "turns": [], "orchestrator": true, "spawns": ["a"]}`:                                                                                                                            `"orchestrator"`,
+		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "forks": ["b"]}]}`:                                                                                                   `session a turn 1: branch target "b" is not a session of the file`,
+		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "spawns": [{"children": ["b"], "join_at": 1}]}]}`:                                                                    `"join_at" 1: want a later turn`,
+		`{"session_id": "o", "turns": [{"messages": []}], "orchestrator": true, "spawns": ["a"]}`:                                                                                                            `an orchestrator sends no request of its own`,
 		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "temperature": 0}]}`:                                                                                                 `unknown key "temperature"`,
 		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]}]}`:                                                                            `role "assistant"`,
 		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]}]}]}`:                                                                    `content part "image_url"`,

@@ -46,6 +46,8 @@ type fileLine struct {
 	Video  *string         `json:"video"`
 	Videos []string        `json:"videos"`
 	Turns  json.RawMessage `json:"turns"`
+	// A dag_jsonl turn's place in its tree (the tool's own JSONL of it).
+	Dag *dagMeta `json:"dag"`
 }
 
 // text is the line's prompt text: "text", "texts" or "text_input".

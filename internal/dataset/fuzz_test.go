@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,16 +188,53 @@ func FuzzSessions(f *testing.F) {
 	})
 }
 
-// A dag_jsonl line never panics the reader: it is a conversation replayed
-// or an error naming its line.
+// dag_jsonl lines never panic the reader: they are trees laid out, each
+// turn waiting only for turns of its own tree, or an error naming a line.
 func FuzzDag(f *testing.F) {
 	f.Add([]byte(`{"session_id": "a", "turns": [{"messages": [{"role": "system", "content": "s"}, {"role": "system", "content": "t"}, {"role": "user", "content": [{"type": "text", "text": "u"}]}], "max_tokens": 3, "delay": 5, "extra": {"k": 1}}]}`))
-	f.Add([]byte(`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "spawns": [{"children": ["b"]}]}]}`))
+	f.Add([]byte(`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "spawns": [{"children": ["b"]}]}, {"messages": [{"role": "user", "content": "y"}]}]}` + "\n" +
+		`{"session_id": "b", "turns": [{"messages": [{"role": "user", "content": "z"}], "forks": [{"child": "c", "background": true}]}]}` + "\n" +
+		`{"session_id": "c", "turns": [{"messages": [{"role": "user", "content": "w"}], "forks": ["a"]}]}`))
+	f.Add([]byte(`{"session_id": "o", "orchestrator": true, "rounds": 2, "think_time_ms": 5, "spawns": ["b"]}` + "\n" + `{"session_id": "b", "turns": [{"messages": [{"role": "user", "content": "z"}]}], "pre_session_spawns": ["b"]}`))
 	f.Add([]byte(`{"session_id": "", "turns": null, "context_mode": null}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		out, err := dagLine(b, "m")
-		if err == nil && (out == nil || len(out.Turns) == 0 || out.SessionID == "") {
-			t.Fatalf("no error and no conversation: %+v", out)
+		var convs []*dagConv
+		byID := map[string]*dagConv{}
+		for n, line := range bytes.Split(b, []byte("\n")) {
+			c, err := dagLine(line, "m")
+			if err != nil {
+				return
+			}
+			if c == nil || c.id == "" || (len(c.turns) == 0) != c.orchestrator {
+				t.Fatalf("no error and no conversation: %+v", c)
+			}
+			if byID[c.id] != nil {
+				return
+			}
+			c.line = n + 1
+			byID[c.id] = c
+			convs = append(convs, c)
+		}
+		trees, err := dagTrees(convs, byID)
+		if err != nil {
+			return
+		}
+		for _, tr := range trees {
+			places := 0
+			for _, turn := range tr.Turns {
+				if turn["role"] != "system" {
+					places++
+				}
+			}
+			for _, turn := range tr.Turns {
+				if m, ok := turn["dag"].(*dagMeta); ok {
+					for _, w := range m.Wait {
+						if w < 0 || int(w) >= places || m.Fork < 0 || int(m.Fork) > places {
+							t.Fatalf("tree %s: a turn waits for %d of %d: %+v", tr.SessionID, w, places, m)
+						}
+					}
+				}
+			}
 		}
 	})
 }

@@ -26,6 +26,10 @@ type Sessions struct {
 	tok    *tokenizer.Tokenizer
 	weka   *wekaIndex // a weka_trace input (indexWeka)
 	raw    bool       // a raw_payload folder's (indexRawSessions): each turn's text is its request body
+	// Dag is each turn's place in its dag_jsonl tree (beside Turns; nil
+	// unless the file branches or has turns of several user messages).
+	Dag   []DagTurn
+	ofDag bool // the tool's own JSONL of a dag_jsonl file (its turns' "dag" read)
 }
 
 // Standalone reports turns whose prompts are whole in themselves (a
@@ -66,7 +70,12 @@ type roleOf struct {
 // indexSessions reads a multi_turn file. Errors name the file, the line
 // and the turn; every problem is listed at once (up to 20).
 func indexSessions(path string, tok *tokenizer.Tokenizer) (*Sessions, error) {
-	x := &Sessions{Path: path, tok: orBuiltin(tok)}
+	return indexSessionsOf(&Sessions{Path: path, tok: orBuiltin(tok)})
+}
+
+// indexSessionsOf reads x's multi_turn file into it.
+func indexSessionsOf(x *Sessions) (*Sessions, error) {
+	path := x.Path
 	digest, err := eachLine(path, x.add)
 	if err != nil {
 		return nil, err
@@ -109,6 +118,22 @@ func (x *Sessions) add(line []byte, n int, off int64, size int) error {
 			return fmt.Errorf("%s: want \"text\" (or \"texts\", \"text_input\")", where)
 		}
 		tm := TurnMeta{ISL: int32(x.tok.Count(*t.text()))}
+		if t.Dag != nil && x.ofDag {
+			d := DagTurn{Conv: t.Dag.Conv, Wait: t.Dag.Wait, Fork: t.Dag.Fork, OwnSystem: t.Dag.System != nil}
+			if d.OwnSystem {
+				d.SystemISL = int32(x.tok.Count(*t.Dag.System))
+			}
+			if th := t.Dag.Think; th != nil {
+				d.ThinkSigma, d.ThinkMinMs, d.ThinkMaxMs = th.Sigma, th.Min, th.Max
+			}
+			for _, b := range t.Dag.Before {
+				tm.ISL += int32(x.tok.Count(b))
+			}
+			for len(x.Dag) < len(x.Turns) {
+				x.Dag = append(x.Dag, DagTurn{})
+			}
+			x.Dag = append(x.Dag, d)
+		}
 		if tm.ISL > MaxInputLength {
 			return fmt.Errorf("%s: %d tokens, past %d", where, tm.ISL, MaxInputLength)
 		}
@@ -139,21 +164,45 @@ func (x *Sessions) Turn(j, k int, f io.ReaderAt) (text, system string, extra map
 		text, err := x.weka.turn(x.tok.Words(), j, k)
 		return text, "", nil, err
 	}
+	t, system, err := x.turnLine(j, k, f)
+	if err != nil {
+		return "", "", nil, err
+	}
+	return *t.text(), system, t.Extra, nil
+}
+
+// DagTurnText is a dag_jsonl turn's user messages before its last (its
+// Turn text), and its system prompt where it is its own.
+func (x *Sessions) DagTurnText(j, k int, f io.ReaderAt) (before []string, system string, own bool, err error) {
+	t, _, err := x.turnLine(j, k, f)
+	if err != nil || t.Dag == nil {
+		return nil, "", false, err
+	}
+	if t.Dag.System != nil {
+		system, own = *t.Dag.System, true
+	}
+	return t.Dag.Before, system, own, nil
+}
+
+// turnLine reads conversation j's turn k back from f, and the
+// conversation's system prompt.
+func (x *Sessions) turnLine(j, k int, f io.ReaderAt) (*fileLine, string, error) {
 	m := x.Lines[j]
 	raw := make([]byte, m.Len)
 	if _, err := f.ReadAt(raw, m.Off); err != nil && !errors.Is(err, io.EOF) {
-		return "", "", nil, fmt.Errorf("%s: read conversation %d again: %w", x.Path, j+1, err)
+		return nil, "", fmt.Errorf("%s: read conversation %d again: %w", x.Path, j+1, err)
 	}
 	var sl sessionLine
 	if err := json.Unmarshal(bytes.TrimSpace(raw), &sl); err != nil {
-		return "", "", nil, fmt.Errorf("%s: the file changed since it was read: %v", x.Path, err)
+		return nil, "", fmt.Errorf("%s: the file changed since it was read: %v", x.Path, err)
 	}
 	turns := sl.Turns
+	var system string
 	if m.HasSystem {
 		system, turns = *turns[0].text(), turns[1:]
 	}
 	if k >= len(turns) {
-		return "", "", nil, fmt.Errorf("%s: the file changed since it was read", x.Path)
+		return nil, "", fmt.Errorf("%s: the file changed since it was read", x.Path)
 	}
-	return *turns[k].text(), system, turns[k].Extra, nil
+	return &turns[k], system, nil
 }

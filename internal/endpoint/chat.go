@@ -25,10 +25,14 @@ func (Chat) Build(in Input) ([]byte, error) {
 		}
 		user = parts
 	}
-	msgs := []map[string]any{{"role": "user", "content": user}}
+	var msgs []map[string]any
 	if in.System != "" {
-		msgs = append([]map[string]any{{"role": "system", "content": in.System}}, msgs...)
+		msgs = append(msgs, map[string]any{"role": "system", "content": in.System})
 	}
+	for _, b := range in.Before {
+		msgs = append(msgs, map[string]any{"role": "user", "content": b})
+	}
+	msgs = append(msgs, map[string]any{"role": "user", "content": user})
 	return marshalBody(map[string]any{"model": in.Model, "messages": msgs}, in)
 }
 

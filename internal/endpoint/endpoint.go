@@ -29,6 +29,9 @@ type Input struct {
 	// Batch is more text inputs after Prompt, for a kind that takes a
 	// list of them (embeddings: AIPerf's --prompt-batch-size).
 	Batch []string
+	// Before is user messages sent before Prompt's (a dag_jsonl turn of
+	// several; chat only).
+	Before []string
 	// Images go with the prompt (chat: image_url content parts), each a
 	// URL (http, https or a data URL); so do Audios (input_audio parts).
 	Images []string

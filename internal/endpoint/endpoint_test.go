@@ -72,7 +72,7 @@ func TestWithHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := WithHistory(body, []Turn{{"first", "answer one"}, {"second", "answer <two>"}})
+	got, err := WithHistory(body, []Turn{{User: "first", Assistant: "answer one"}, {User: "second", Assistant: "answer <two>"}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestWithHistory(t *testing.T) {
 	if strings.Join(roles, "|") != strings.Join(want, "|") || m.Model != "m" || m.MaxTokens != 4 || !m.Stream {
 		t.Fatalf("%s", got)
 	}
-	if _, err := WithHistory([]byte(`{"prompt":"x"}`), []Turn{{"a", "b"}}); err == nil {
+	if _, err := WithHistory([]byte(`{"prompt":"x"}`), []Turn{{User: "a", Assistant: "b"}}, 1); err == nil {
 		t.Error("a completions body took a history")
 	}
 }

@@ -300,6 +300,8 @@ func (g *gen) layout(ph *Phase, p *config.Profile, seed uint64) error {
 			return err
 		}
 		g.lines, g.dues, ph.Count = lines, d, len(lines)
+	case g.convs != nil && g.convs.Dag != nil && (p.RequestRate > 0 && !p.ConcurrencySet || p.UserCentricRate > 0):
+		return fmt.Errorf("%s: dag_jsonl branches run in session slots (--concurrency, with or without --request-rate), each tree in one slot, as AIPerf runs them; not a rate without --concurrency or --user-centric-rate, whose turns each take a tick", p.InputFile)
 	case p.MultiTurn() && p.RequestRate > 0 && !p.ConcurrencySet:
 		// AIPerf's rate-centric mode (a rate, no --concurrency): every turn
 		// takes the next tick of the arrival process, a session's next turn

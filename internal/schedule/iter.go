@@ -139,6 +139,14 @@ func (g *gen) finish(pr *prompt, i int) {
 	}
 }
 
+// before is a dag_jsonl turn's user messages before its text.
+func before(pr prompt) []string {
+	if pr.dag == nil {
+		return nil
+	}
+	return pr.dag.Before
+}
+
 // identify makes entry i's ids: a session's turns share its first turn's
 // id (drawn once a session) and are numbered from 0, each after its delay.
 func (it *Iter) identify(i int, keep bool, pr prompt) Entry {
@@ -160,9 +168,13 @@ func (it *Iter) identify(i int, keep bool, pr prompt) Entry {
 		it.ids.Uint64()
 		it.ids.Uint64()
 	}
-	e := Entry{Index: i, SessionID: id, ISL: pr.ISL, MaxTokens: pr.MaxTokens, Turn: turn}
+	e := Entry{Index: i, SessionID: id, ISL: pr.ISL, MaxTokens: pr.MaxTokens, Turn: turn, Dag: pr.dag}
 	if turn > 0 {
-		e.DelayNs = g.turnDelay(g.b.p, i, pr.delayMs)
+		ms := pr.delayMs
+		if pr.think != nil {
+			ms = g.thinkMs(i, ms, pr.think)
+		}
+		e.DelayNs = g.turnDelay(g.b.p, i, ms)
 	}
 	if g.turns != nil {
 		e.SystemISL = pr.SystemISL
@@ -207,7 +219,7 @@ func (g *gen) body(e *Entry, pr prompt, cycle bool) error {
 		maps.Copy(extra, pr.Extra)
 	}
 	system := g.system
-	if pr.System != "" {
+	if pr.System != "" || pr.ownSys {
 		system = pr.System
 	}
 	raw := g.raw()
@@ -228,7 +240,7 @@ func (g *gen) body(e *Entry, pr prompt, cycle bool) error {
 		}
 	}
 	req, err := build(endpoint.Input{Model: g.model(e.Index), Prompt: pr.Text, System: system, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
-		Usage: b.p.UseServerTokenCount, Extra: extra, Query: pr.query, Passages: pr.passages, Batch: pr.batch, Images: pr.images, Audios: pr.audios, Videos: pr.videos, TokenIDs: ids})
+		Usage: b.p.UseServerTokenCount, Extra: extra, Query: pr.query, Passages: pr.passages, Batch: pr.batch, Before: before(pr), Images: pr.images, Audios: pr.audios, Videos: pr.videos, TokenIDs: ids})
 	if err != nil {
 		return fmt.Errorf("build request %d: %w", e.Index, err)
 	}

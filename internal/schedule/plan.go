@@ -54,6 +54,23 @@ type Entry struct {
 	// which ISL counts once.
 	Prompt    string `json:"-"`
 	SystemISL int    `json:"-"`
+	// Dag places a dag_jsonl turn in its tree (nil for any other input).
+	Dag *DagStep `json:"dag,omitempty"`
+}
+
+// DagStep is a dag_jsonl turn's place in its tree. A tree (a root and
+// every branch it reaches) is one session whose turns are numbered by
+// place (Turn); a worker sends a turn after its conversation's earlier
+// turns and the turns in Wait have their answers (a branch's parent
+// turn, a join's children's last turns), and a FORK child's first turn
+// after the history of its conversation to turn Fork−1, answer and all.
+type DagStep struct {
+	Conv int   `json:"conv"` // the conversation instance (0: the root's)
+	Wait []int `json:"wait,omitempty"`
+	Fork int   `json:"fork,omitempty"`
+	// Before is the turn's user messages before its own text (Prompt):
+	// they are in Body, and go into the history with it.
+	Before []string `json:"-"`
 }
 
 // Phase names.

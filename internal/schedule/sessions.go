@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
+	"github.com/aiperf-action/aiperf-action/internal/dataset"
 	"github.com/aiperf-action/aiperf-action/internal/seeds"
 )
 
@@ -25,6 +26,21 @@ func (s *conversations) prompt(_ int, pos at, keep bool) (prompt, error) {
 	tm := g.convs.Turns[int(line.First)+k]
 	pr.ISL, pr.MaxTokens, pr.SystemISL = int(tm.ISL+line.SystemISL), int(tm.MaxTokens), int(line.SystemISL)
 	pr.delayMs = float64(tm.DelayMs)
+	var dt *dataset.DagTurn
+	if g.convs.Dag != nil {
+		dt = &g.convs.Dag[int(line.First)+k]
+		pr.dag = &DagStep{Conv: int(dt.Conv), Fork: int(dt.Fork)}
+		for _, w := range dt.Wait {
+			pr.dag.Wait = append(pr.dag.Wait, int(w))
+		}
+		if pr.ownSys = dt.OwnSystem; pr.ownSys {
+			pr.ISL += int(dt.SystemISL - line.SystemISL)
+			pr.SystemISL = int(dt.SystemISL)
+		}
+		if dt.ThinkSigma > 0 || dt.ThinkMinMs > 0 || dt.ThinkMaxMs > 0 {
+			pr.think = dt
+		}
+	}
 	if keep {
 		f, err := openOnce(&s.f, g.convs.Path)
 		if err != nil {
@@ -32,6 +48,15 @@ func (s *conversations) prompt(_ int, pos at, keep bool) (prompt, error) {
 		}
 		if pr.Text, pr.System, pr.Extra, err = g.convs.Turn(j, k, f); err != nil {
 			return pr, err
+		}
+		if dt != nil {
+			var sys string
+			if pr.dag.Before, sys, _, err = g.convs.DagTurnText(j, k, f); err != nil {
+				return pr, err
+			}
+			if pr.ownSys {
+				pr.System = sys
+			}
 		}
 	}
 	if n := g.b.p.UserContextPromptLength; n > 0 && k == 0 {
@@ -90,6 +115,22 @@ func (g *gen) sessions(p *config.Profile, seed uint64) {
 			break
 		}
 	}
+}
+
+// thinkMs is an orchestrator round's think time for request i: a
+// lognormal draw whose median is the round's think_time_ms, clamped to
+// its min and max, from the request's own source (AIPerf's, reproducible
+// under the seed).
+func (g *gen) thinkMs(i int, median float64, d *dataset.DagTurn) float64 {
+	ms := median
+	if d.ThinkSigma > 0 {
+		ms = median * math.Exp(float64(d.ThinkSigma)*seeds.Draw(g.delays, uint64(i)).NormFloat64())
+	}
+	ms = max(ms, float64(d.ThinkMinMs))
+	if d.ThinkMaxMs > 0 {
+		ms = min(ms, float64(d.ThinkMaxMs))
+	}
+	return ms
 }
 
 // turnDelay is request i's delay after the previous turn's answer: its

@@ -46,6 +46,9 @@ type prompt struct {
 	videos   []string
 	own      string  // a synthetic prompt's own text, after its prefix (where a fresh first word goes)
 	delayMs  float64 // a conversation file's delay before this turn
+	dag      *DagStep
+	ownSys   bool             // a dag_jsonl turn's own system prompt (System, maybe none), not the line's
+	think    *dataset.DagTurn // an orchestrator round's think time: a lognormal around delayMs
 }
 
 // at is where in the plan's sessions a request is: its session and its
