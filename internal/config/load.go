@@ -138,7 +138,7 @@ func (p *Profile) checkDataset(bad badf) {
 			bad("--custom-dataset-type random_pool draws its lines at random: it has no schedule to replay (leave out --fixed-schedule)")
 		}
 	case slices.Contains(aiperfDatasetTypes, p.CustomDatasetType):
-		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, sagemaker_data_capture, raw_payload, inputs_json, dag_jsonl (its linear conversations), and JSONL of text or input_length without the flag)", p.CustomDatasetType)
+		bad("--custom-dataset-type %s: an AIPerf dataset type not supported here yet (supported: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, sagemaker_data_capture, raw_payload, inputs_json, dag_jsonl, and JSONL of text or input_length without the flag)", p.CustomDatasetType)
 	default:
 		bad("--custom-dataset-type %q: want single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, baseten_trace, weka_trace, sagemaker_data_capture, raw_payload, inputs_json or dag_jsonl", p.CustomDatasetType)
 	}

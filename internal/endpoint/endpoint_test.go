@@ -96,6 +96,24 @@ func TestWithHistory(t *testing.T) {
 	if _, err := WithHistory([]byte(`{"prompt":"x"}`), []Turn{{User: "a", Assistant: "b"}}, 1); err == nil {
 		t.Error("a completions body took a history")
 	}
+
+	// A dag_jsonl turn of several user messages: they are the body's own
+	// (the history goes before them all), and an earlier such turn's go
+	// into the history before its answer.
+	body, _ = Chat{}.Build(Input{Model: "m", Prompt: "c2", Before: []string{"c1"}, System: "s"})
+	got, err = WithHistory(body, []Turn{{User: "a2", Before: []string{"a1"}, Assistant: "A"}}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Messages = nil
+	json.Unmarshal(got, &m)
+	roles = nil
+	for _, msg := range m.Messages {
+		roles = append(roles, msg.Role+":"+msg.Content)
+	}
+	if want := "system:s|user:a1|user:a2|assistant:A|user:c1|user:c2"; strings.Join(roles, "|") != want {
+		t.Errorf("%s\nwant %s", strings.Join(roles, "|"), want)
+	}
 }
 
 // An embeddings answer counts its vectors (floats or base64), takes the

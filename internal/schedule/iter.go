@@ -223,6 +223,9 @@ func (g *gen) body(e *Entry, pr prompt, cycle bool) error {
 		system = pr.System
 	}
 	raw := g.raw()
+	if len(before(pr)) > 0 && b.p.EndpointType != endpoint.TypeChat {
+		return fmt.Errorf("build request %d: a dag_jsonl turn of %d user messages is sent as that many chat messages: it needs --endpoint-type chat", e.Index, len(before(pr))+1)
+	}
 	build := b.kind.Build
 	if raw {
 		build = func(endpoint.Input) ([]byte, error) { return []byte(pr.Text), nil } // (the line is the body)
