@@ -168,9 +168,29 @@ func TestDagJSONLBranches(t *testing.T) {
 	if gap := time.Duration(orch[1].Sent - orch[0].End); gap < 200*time.Millisecond {
 		t.Errorf("the second round %v after the first ended; want the think time, 200ms", gap)
 	}
+	// AIPerf's branch_stats: r's children f, s (after its delay), t1 and t2
+	// and o's two instances of q (the second after the think time); r3
+	// the one join.
+	want := result.BranchStats{ChildrenSpawned: 6, ChildrenCompleted: 6, ChildrenDelayed: 2, ParentsSuspended: 1, ParentsResumed: 1}
+	if r.BranchStats == nil || *r.BranchStats != want {
+		t.Errorf("branch_stats %+v, want %+v", r.BranchStats, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, result.ExportJSON)); !strings.Contains(string(b), `"children_spawned": 6`) {
+		t.Errorf("%s has no branch_stats", result.ExportJSON)
+	}
 	if tree[5].ISL <= tree[0].ISL+tree[0].OSL {
 		t.Errorf("the fork child's ISL %d does not count the parent's history (%d + %d)", tree[5].ISL, tree[0].ISL, tree[0].OSL)
 	}
+
+	// --request-count cuts the first tree after r3, whose join then has
+	// no child left to wait for: 4 requests, no hang.
+	dir = filepath.Join(t.TempDir(), "cut")
+	res = runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--endpoint-type", "chat", "--input-file", in,
+		"--custom-dataset-type", "dag_jsonl", "--concurrency", "1", "--request-count", "4", "--artifact-dir", dir)
+	if r, err := result.Read(dir); res.code != 0 || err != nil || r.Counts.OK != 4 || r.BranchStats == nil || r.BranchStats.ChildrenSpawned != 0 {
+		t.Errorf("cut at 4 requests: exit %d %v\n%s", res.code, err, res.stderr)
+	}
+	sink.take()
 
 	// Branches need session slots: a rate without --concurrency is refused.
 	res = runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--endpoint-type", "chat", "--input-file", in,

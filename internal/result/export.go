@@ -79,6 +79,9 @@ func AIPerfJSON(r *Run, summary *metrics.Summary, startEnd [2]string, cliCommand
 			out["output_tokens_per_joule"] = aiperfStat{"unit": "tokens/J", "avg": *t.OutputTokensPerJoule}
 		}
 	}
+	if r.BranchStats != nil {
+		out["branch_stats"] = r.BranchStats
+	}
 	out["was_cancelled"] = r.Cancelled
 	out["start_time"], out["end_time"] = startEnd[0], startEnd[1]
 	out["input_config"] = map[string]any{

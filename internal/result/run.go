@@ -58,11 +58,30 @@ type Run struct {
 	// GPUTelemetry is each GPU a DCGM exporter reported over the
 	// measurement (warmup left out), and its energy per output token.
 	GPUTelemetry *GPUTelemetry `json:"gpu_telemetry,omitempty"`
-	Cancelled    bool          `json:"was_cancelled"`
+	// BranchStats counts a dag_jsonl run's branches, as AIPerf's.
+	BranchStats *BranchStats `json:"branch_stats,omitempty"`
+	Cancelled   bool         `json:"was_cancelled"`
 	// Accepted, in a stored baseline run, says the regression it records
 	// was accepted: the pull request merged as its commit carried the
 	// accept label ("#12, labelled perf-regression-accepted").
 	Accepted string `json:"accepted,omitempty"`
+}
+
+// BranchStats is AIPerf's branch_stats over the measurement: the child
+// conversations (every instance but a tree's root) spawned (a turn sent),
+// completed (every turn answered), errored, truncated (spawned, some turns
+// never sent) and delayed (a delay before the first turn); the joins
+// reached (parents suspended), sent (resumed) and never sent (suppressed).
+type BranchStats struct {
+	ChildrenSpawned              int `json:"children_spawned"`
+	ChildrenCompleted            int `json:"children_completed"`
+	ChildrenErrored              int `json:"children_errored"`
+	ChildrenTruncated            int `json:"children_truncated"`
+	ChildrenDelayed              int `json:"children_delayed"`
+	ParentsSuspended             int `json:"parents_suspended"`
+	ParentsResumed               int `json:"parents_resumed"`
+	ParentsFailedDueToChildError int `json:"parents_failed_due_to_child_error"`
+	JoinsSuppressed              int `json:"joins_suppressed"`
 }
 
 // Tool identifies the binary that made the run.

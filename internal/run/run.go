@@ -304,6 +304,7 @@ type gathered struct {
 	scrapeWarnings []string
 	gpus           *gputelemetry.During // stopped; summarised once the window is known
 	otel           *otelexport.Report   // what --otel-url's export managed
+	branches       *branchTally         // a dag_jsonl run's (nil otherwise)
 }
 
 // gather sends the plan from the workers and takes in every record.
@@ -325,7 +326,7 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 	shards := controller.Shards(plan, p, wire.ShardSpec{Knobs: ReadKnobs(os.Getenv), URL: target, URLs: manyOf(r.targets), Headers: headers, APIKey: p.APIKey, EndpointType: p.EndpointType,
 		RequestTemplate: p.RequestTemplate, PayloadTemplate: p.PayloadTemplate, ResponseField: p.ResponseField, Streaming: p.Streaming, TimeoutNs: int64(p.RequestTimeoutSeconds * float64(time.Second))}, workers)
 	slos := r.parsed.SLOs
-	g := &gathered{agg: metrics.NewAggregator(time.Duration(p.SliceDuration*float64(time.Second)), slos), workers: len(shards)}
+	g := &gathered{agg: metrics.NewAggregator(time.Duration(p.SliceDuration*float64(time.Second)), slos), workers: len(shards), branches: newBranchTally(plan.Profiling())}
 	g.agg.FromDue = plan.Profiling().Open
 	g.agg.ServerCounts = p.UseServerTokenCount
 	if t, err := endpoint.Lookup(p.EndpointType); err == nil {
@@ -384,6 +385,7 @@ func (r *profileRun) gather(ctx context.Context) (*gathered, error) {
 		},
 		OnRecord: func(rec *record.Record) {
 			g.agg.Add(rec)
+			g.branches.add(rec)
 			rw.Write(rec)
 			if aw != nil {
 				aw.Write(rec)
@@ -468,6 +470,11 @@ func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted boo
 		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, warns...)
 	}
 	run.ToolHealth.PromptCache = servermetrics.PromptCacheOf(g.serverMetrics)
+	if bs, err := g.branches.stats(r.plan.Profiling()); err != nil {
+		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, "branch_stats: "+err.Error())
+	} else {
+		run.BranchStats = bs
+	}
 	if !p.SharesPrefixes() { // (a profile that means its prompts to share prefixes is meant to hit the cache)
 		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, cacheWarning(run.ToolHealth.PromptCache)...)
 	}

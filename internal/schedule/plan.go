@@ -133,6 +133,11 @@ func (pl *Plan) Words() *tokenizer.Vocab {
 // Profiling is the measured phase (the last).
 func (pl *Plan) Profiling() *Phase { return &pl.Phases[len(pl.Phases)-1] }
 
+// Branches reports a phase whose sessions are dag_jsonl trees (DagStep).
+func (ph *Phase) Branches() bool {
+	return ph.gen != nil && ph.gen.convs != nil && ph.gen.convs.Dag != nil
+}
+
 // Cancelled decides, as a pure function of (seed, i), whether request i is
 // one of the pct percent that are cancelled.
 func Cancelled(seed uint64, i int, pct float64) bool {
