@@ -130,6 +130,16 @@ func (t *branchTally) stats(ph *schedule.Phase) (*result.BranchStats, error) {
 	return &st, it.Err()
 }
 
+// into sets run's branch_stats (or says in its warnings why it could not).
+func (t *branchTally) into(run *result.Run, ph *schedule.Phase) {
+	bs, err := t.stats(ph)
+	if err != nil {
+		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, "branch_stats: "+err.Error())
+		return
+	}
+	run.BranchStats = bs
+}
+
 func (t *branchTally) joinsOf(st *result.BranchStats, joins [][2]int, sent func(int) bool) {
 	for _, j := range joins {
 		if !sent(j[0]) {

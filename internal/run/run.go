@@ -470,11 +470,7 @@ func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted boo
 		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, warns...)
 	}
 	run.ToolHealth.PromptCache = servermetrics.PromptCacheOf(g.serverMetrics)
-	if bs, err := g.branches.stats(r.plan.Profiling()); err != nil {
-		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, "branch_stats: "+err.Error())
-	} else {
-		run.BranchStats = bs
-	}
+	g.branches.into(run, r.plan.Profiling())
 	if !p.SharesPrefixes() { // (a profile that means its prompts to share prefixes is meant to hit the cache)
 		run.ToolHealth.Warnings = append(run.ToolHealth.Warnings, cacheWarning(run.ToolHealth.PromptCache)...)
 	}
