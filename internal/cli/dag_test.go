@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -52,9 +53,11 @@ func TestDagJSONLSessions(t *testing.T) {
 // parent goes on), a SPAWN joined two turns later (the child fresh, with
 // its own system prompt; the parent's next turn runs beside it and the
 // join waits for its last answer), terminal FORKs of the whole history,
-// a turn of two user messages, and an orchestrator of two rounds with a
-// think time between. Each tree is one session: 11 and 2 requests, the
-// default conversation count being the roots'.
+// a turn of two user messages, a turn of authored messages (an image, a
+// tool call and its result, sent as written, with its tools), and an
+// orchestrator of two rounds with a think time between. Each tree is one
+// session: 12 and 2 requests, the default conversation count being the
+// roots'.
 func TestDagJSONLBranches(t *testing.T) {
 	s, _ := startSim(t, 5*time.Millisecond, 200*time.Microsecond)
 	url, sink := captureBodies(t, s)
@@ -63,7 +66,7 @@ func TestDagJSONLBranches(t *testing.T) {
 {"session_id": "f", "turns": [{"messages": [{"role": "user", "content": "fa"}, {"role": "user", "content": "fb"}], "max_tokens": 4}, {"messages": [{"role": "user", "content": "f1"}], "max_tokens": 4}]}
 {"session_id": "s", "turns": [{"messages": [{"role": "system", "content": "SSYS"}, {"role": "user", "content": "s0"}], "max_tokens": 4, "delay": 300}, {"messages": [{"role": "user", "content": "s1"}], "max_tokens": 4}]}
 {"session_id": "t1", "turns": [{"messages": [{"role": "user", "content": "t1"}], "max_tokens": 4}]}
-{"session_id": "t2", "turns": [{"messages": [{"role": "user", "content": "t2"}], "max_tokens": 4}]}
+{"session_id": "t2", "turns": [{"messages": [{"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}, {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "zoom", "arguments": "{\"x\":1}"}}]}, {"role": "tool", "tool_call_id": "c1", "content": "t2"}], "tools": [{"type": "function", "function": {"name": "zoom"}}], "max_tokens": 4}, {"messages": [{"role": "user", "content": "t2b"}], "max_tokens": 4}]}
 {"session_id": "o", "orchestrator": true, "rounds": 2, "think_time_ms": 200, "spawns": ["q"]}
 {"session_id": "q", "turns": [{"messages": [{"role": "user", "content": "q0"}], "max_tokens": 4}]}
 `), 0o644)
@@ -76,12 +79,22 @@ func TestDagJSONLBranches(t *testing.T) {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
 	r, err := result.Read(dir)
-	if err != nil || r.Counts.OK != 13 || r.Counts.Errors != 0 {
+	if err != nil || r.Counts.OK != 14 || r.Counts.Errors != 0 {
 		t.Fatalf("%v, %+v", err, r.Counts)
 	}
 	// The bodies, by their last user message: the roles and contents before it.
-	type msg struct{ Role, Content string }
-	sent := map[string][]msg{}
+	type msg struct {
+		Role    string
+		Content json.RawMessage
+	}
+	text := func(m msg) string {
+		var s string
+		if bytes.HasPrefix(m.Content, []byte(`"`)) && json.Unmarshal(m.Content, &s) == nil {
+			return s
+		}
+		return string(m.Content)
+	}
+	sent, bodies := map[string][]msg{}, map[string]string{}
 	for _, sb := range sink.take() {
 		if sb.path != "/v1/chat/completions" {
 			continue
@@ -90,20 +103,17 @@ func TestDagJSONLBranches(t *testing.T) {
 		if err := json.Unmarshal([]byte(sb.body), &b); err != nil || len(b.Messages) == 0 {
 			t.Fatalf("body %.200s: %v", sb.body, err)
 		}
-		sent[b.Messages[len(b.Messages)-1].Content] = b.Messages
+		last := text(b.Messages[len(b.Messages)-1])
+		sent[last], bodies[last] = b.Messages, sb.body
 	}
 	shape := func(ms []msg) string {
 		var out []string
 		for _, m := range ms {
-			if m.Role == "assistant" {
-				if m.Content == "" {
-					out = append(out, "assistant:<empty>")
-					continue
-				}
-				out = append(out, "A")
+			if m.Role == "assistant" && bytes.HasPrefix(m.Content, []byte(`"`)) {
+				out = append(out, "A") // (a live answer)
 				continue
 			}
-			out = append(out, m.Role+":"+m.Content)
+			out = append(out, m.Role+":"+text(m))
 		}
 		return strings.Join(out, " ")
 	}
@@ -114,12 +124,18 @@ func TestDagJSONLBranches(t *testing.T) {
 		"f1": "system:SYS user:r0 A user:fa user:fb A user:f1", // and its own history after
 		"s0": "system:SSYS user:s0",                            // the SPAWN child: fresh, its own system prompt
 		"s1": "system:SSYS user:s0 A user:s1",
-		"t2": "system:SYS user:r0 A user:r1 A user:r2 A user:r3 A user:r4 A user:t2",
-		"q0": "user:q0",
+		"t1": "system:SYS user:r0 A user:r1 A user:r2 A user:r3 A user:r4 A user:t1",
+		// authored messages as written, in the body and then in the history
+		"t2":  `system:SYS user:r0 A user:r1 A user:r2 A user:r3 A user:r4 A user:[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}] assistant:null tool:t2`,
+		"t2b": `system:SYS user:r0 A user:r1 A user:r2 A user:r3 A user:r4 A user:[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}] assistant:null tool:t2 A user:t2b`,
+		"q0":  "user:q0",
 	} {
 		if got := shape(sent[last]); got != want {
 			t.Errorf("the request ending %s: %s\nwant %s", last, got, want)
 		}
+	}
+	if b := bodies["t2"]; !strings.Contains(b, `"tool_calls":[{"id":"c1","type":"function","function":{"name":"zoom","arguments":"{\"x\":1}"}}]`) || !strings.Contains(b, `"tools":[{"type":"function","function":{"name":"zoom"}}]`) {
+		t.Errorf("the authored turn's tool call or tools are not as written: %s", b)
 	}
 	// The order, from the records: by session, by place in the tree.
 	byPlace := map[string]map[int]record.Record{}
@@ -132,21 +148,21 @@ func TestDagJSONLBranches(t *testing.T) {
 	var tree, orch map[int]record.Record
 	for _, m := range byPlace {
 		switch len(m) {
-		case 11:
+		case 12:
 			tree = m
 		case 2:
 			orch = m
 		}
 	}
 	if tree == nil || orch == nil {
-		t.Fatalf("sessions of %v requests; want 11 and 2", func() (n []int) {
+		t.Fatalf("sessions of %v requests; want 12 and 2", func() (n []int) {
 			for _, m := range byPlace {
 				n = append(n, len(m))
 			}
 			return
 		}())
 	}
-	// Places: r0..r4 0-4, f 5-6, s 7-8, t1 9, t2 10.
+	// Places: r0..r4 0-4, f 5-6, s 7-8, t1 9, t2 10-11.
 	for _, c := range []struct {
 		after, before int
 		why           string

@@ -45,12 +45,13 @@ type DagTurn struct {
 
 // dagMeta is a turn's DagTurn in the tool's own JSONL.
 type dagMeta struct {
-	Conv   int32    `json:"conv"`
-	Wait   []int32  `json:"wait,omitempty"`
-	Fork   int32    `json:"fork,omitempty"`
-	System *string  `json:"system,omitempty"` // the turn's own system prompt ("" none)
-	Before []string `json:"before,omitempty"` // the turn's user messages before its last
-	Think  *think   `json:"think,omitempty"`
+	Conv   int32             `json:"conv"`
+	Wait   []int32           `json:"wait,omitempty"`
+	Fork   int32             `json:"fork,omitempty"`
+	System *string           `json:"system,omitempty"` // the turn's own system prompt ("" none)
+	Before []string          `json:"before,omitempty"` // the turn's user messages before its last
+	Raw    []json.RawMessage `json:"raw,omitempty"`    // the turn's messages as written, sent as they are
+	Think  *think            `json:"think,omitempty"`
 }
 
 type think struct {
@@ -63,11 +64,12 @@ type think struct {
 type dagConv struct {
 	id                 string
 	line               int
-	turns              []map[string]any // as multi_turn turns: text, output_length, delay, extra
-	before             [][]string       // each turn's user messages before its last
-	system             *string          // its first turn's system prompt
-	forks              [][]dagFork      // each turn's
-	spawns             [][]dagSpawn     // each turn's
+	turns              []map[string]any    // as multi_turn turns: text, output_length, delay, extra
+	before             [][]string          // each turn's user messages before its last
+	authored           [][]json.RawMessage // each turn's messages as written (nil: its user text)
+	system             *string             // its first turn's system prompt
+	forks              [][]dagFork         // each turn's
+	spawns             [][]dagSpawn        // each turn's
 	pre                []string
 	orchestrator       bool
 	orchSpawns         []string
@@ -291,39 +293,68 @@ func (c *dagConv) turn(k int, raw json.RawMessage, model string) error {
 		return fmt.Errorf("%s: %v", where, err)
 	}
 	switch {
-	case len(t.Tools) > 0 && string(t.Tools) != "null":
-		return fmt.Errorf("%s: \"tools\": tool definitions are not sent here", where)
 	case t.Model != "" && t.Model != model:
-		return fmt.Errorf("%s: \"model\" %q: a turn's own model is not sent here (the run's is %q)", where, t.Model, model)
+		return fmt.Errorf("%s: \"model\" %q: a turn's own model is not sent here (the run's is %q: one run measures one model)", where, t.Model, model)
 	case len(t.Messages) == 0:
 		return fmt.Errorf("%s: \"messages\" is empty", where)
 	}
-	var user []string
+	var user, texts []string
+	var authored []json.RawMessage // the turn's messages as written, when any is more than a user's text
 	for i, m := range t.Messages {
 		var role string
 		json.Unmarshal(m["role"], &role)
 		text, err := dagText(m["content"])
-		if err != nil {
+		if err != nil && role == "system" {
 			return fmt.Errorf("%s message %d: %v", where, i+1, err)
 		}
 		switch {
-		case role == "system" && k == 0 && len(user) == 0:
+		case role == "":
+			return fmt.Errorf("%s message %d: no \"role\" (AIPerf's rule: each message has one)", where, i+1)
+		case role == "system" && k == 0 && len(user) == 0 && len(authored) == 0:
 			if c.system != nil { // several system messages: one prompt
 				text = *c.system + "\n\n" + text
 			}
 			c.system = &text
+			continue
 		case role == "system":
 			return fmt.Errorf("%s message %d: a system message goes first in a conversation's first turn (AIPerf's rule: after it a chat template drops it)", where, i+1)
-		case role == "user":
+		case role == "user" && err == nil && len(m) == 2 && len(authored) == 0:
 			user = append(user, text)
 		default:
-			return fmt.Errorf("%s message %d: role %q: a turn here is its user messages (a system prompt before the first); authored history and tool messages are not replayed", where, i+1, role)
+			// Authored history, tool calls and results, media: the
+			// turn's messages are sent as they are written, as AIPerf
+			// forwards them.
+			if len(authored) == 0 {
+				for _, u := range user {
+					b, _ := json.Marshal(map[string]string{"role": "user", "content": u})
+					authored = append(authored, b)
+				}
+			}
 		}
+		if len(authored) > 0 || role != "user" || err != nil || len(m) != 2 {
+			b, _ := json.Marshal(m)
+			authored = append(authored, b)
+		}
+		texts = append(texts, messageText(m))
 	}
-	if len(user) == 0 {
-		return fmt.Errorf("%s: no user message", where)
+	if len(user) == 0 && len(authored) == 0 {
+		return fmt.Errorf("%s: no message but the system prompt", where)
 	}
-	turn := map[string]any{"text": user[len(user)-1]}
+	var turn map[string]any
+	if len(authored) > 0 {
+		turn = map[string]any{"text": strings.Join(texts, "\n")}
+		user = nil
+	} else {
+		turn = map[string]any{"text": user[len(user)-1]}
+		user = user[:len(user)-1]
+	}
+	if len(t.Tools) > 0 && string(t.Tools) != "null" {
+		// (a native field AIPerf forwards into the body, as extra is)
+		if t.Extra == nil {
+			t.Extra = map[string]json.RawMessage{}
+		}
+		t.Extra["tools"] = t.Tools
+	}
 	if t.MaxTokens != nil {
 		var n int
 		if err := json.Unmarshal(*t.MaxTokens, &n); err != nil || n < 1 {
@@ -338,7 +369,8 @@ func (c *dagConv) turn(k int, raw json.RawMessage, model string) error {
 		turn["extra"] = t.Extra
 	}
 	c.turns = append(c.turns, turn)
-	c.before = append(c.before, user[:len(user)-1])
+	c.before = append(c.before, user)
+	c.authored = append(c.authored, authored)
 	var forks []dagFork
 	for _, f := range t.Forks {
 		var s string
@@ -392,6 +424,38 @@ func dagKeys(m map[string]json.RawMessage, allowed []string, where string) error
 func emptyJSON(v json.RawMessage) bool {
 	s := string(bytes.TrimSpace(v))
 	return s == "" || s == "null" || s == "[]" || s == "false" || s == "{}"
+}
+
+// messageText is the text of a message, whatever its shape, for its
+// tokens: its content's text (a string or text parts) and any tool calls'
+// names and arguments.
+func messageText(m map[string]json.RawMessage) string {
+	var parts []string
+	var s string
+	if json.Unmarshal(m["content"], &s) == nil {
+		parts = append(parts, s)
+	} else {
+		var ps []struct {
+			Text string `json:"text"`
+		}
+		json.Unmarshal(m["content"], &ps)
+		for _, p := range ps {
+			if p.Text != "" {
+				parts = append(parts, p.Text)
+			}
+		}
+	}
+	var calls []struct {
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	json.Unmarshal(m["tool_calls"], &calls)
+	for _, c := range calls {
+		parts = append(parts, c.Function.Name, c.Function.Arguments)
+	}
+	return strings.Join(parts, " ")
 }
 
 // dagText is a message's content as text: a string, or text parts.

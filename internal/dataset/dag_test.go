@@ -13,8 +13,9 @@ import (
 
 // A dag_jsonl file's linear conversations are replayed as multi_turn
 // ones (a system message first is the system prompt; max_tokens, delay
-// and extra kept); what makes a DAG, or what this tool does not send, is
-// refused with the line and why.
+// and extra kept); authored messages are kept as written; what AIPerf's
+// schema refuses, or this tool does not send, is refused with the line
+// and why.
 func TestDagJSONL(t *testing.T) {
 	dir := t.TempDir()
 	write := func(body string) string {
@@ -40,14 +41,27 @@ func TestDagJSONL(t *testing.T) {
 	if err != nil || text != "Second!" || system != "Be brief." || string(extra["top_k"]) != "3" {
 		t.Errorf("turn 2: %q %q %v %v", text, system, extra, err)
 	}
+	// Authored messages (media, a tool call and its result) are kept as
+	// written, their text counted: the content's and the call's name and
+	// arguments; "tools" goes into the body as extra does.
+	p = write(`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "u"}}]}, {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "zoom", "arguments": "{\"x\":1}"}}]}, {"role": "tool", "tool_call_id": "c1", "content": "42"}], "tools": [{"type": "function"}]}]}
+`)
+	if x, err = indexDag(p, nil, "m"); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := os.Open(x.Path)
+	defer g.Close()
+	_, raw, _, _, err := x.DagTurnText(0, 0, g)
+	_, _, extra, _ = x.Turn(0, 0, g)
+	if want := int32(tokenizer.Count("look\nzoom {\"x\":1}\n42")); err != nil || len(raw) != 3 || x.Turns[0].ISL != want || string(extra["tools"]) != `[{"type":"function"}]` ||
+		!strings.Contains(string(raw[1]), `"tool_calls":[{"id":"c1"`) {
+		t.Errorf("an authored turn: %d messages %q, ISL %d, extra %v (%v)", len(raw), raw, x.Turns[0].ISL, extra, err)
+	}
 	for body, want := range map[string]string{
 		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "forks": ["b"]}]}`:                                                                                                   `session a turn 1: branch target "b" is not a session of the file`,
 		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "spawns": [{"children": ["b"], "join_at": 1}]}]}`:                                                                    `"join_at" 1: want a later turn`,
 		`{"session_id": "o", "turns": [{"messages": []}], "orchestrator": true, "spawns": ["a"]}`:                                                                                                            `an orchestrator sends no request of its own`,
 		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "temperature": 0}]}`:                                                                                                 `unknown key "temperature"`,
-		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]}]}`:                                                                            `role "assistant"`,
-		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]}]}]}`:                                                                    `content part "image_url"`,
-		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]}]}`:                                                                                  `"tools"`,
 		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "model": "other"}]}`:                                                                                                 `a turn's own model`,
 		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "max_tokens": true}]}`:                                                                                               `"max_tokens" true`,
 		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}]}], "context_mode": "message_array_with_responses"}`:                                                                   `context_mode`,
@@ -119,7 +133,7 @@ func TestDagTrees(t *testing.T) {
 	}} {
 		for k, w := range turns {
 			text, system, _, err := x.Turn(j, k, f)
-			bs, osys, own, derr := x.DagTurnText(j, k, f)
+			bs, _, osys, own, derr := x.DagTurnText(j, k, f)
 			if own {
 				system = osys
 			}

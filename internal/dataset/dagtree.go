@@ -97,7 +97,8 @@ func dagTrees(convs []*dagConv, byID map[string]*dagConv) ([]dagOut, error) {
 		}
 		out = append(out, dagOut{SessionID: c.id, Turns: turns})
 		for _, t := range l.turns {
-			branches = branches || len(t["dag"].(*dagMeta).Before) > 0
+			m := t["dag"].(*dagMeta)
+			branches = branches || len(m.Before) > 0 || len(m.Raw) > 0
 		}
 		branches = branches || c.orchestrator || len(c.pre) > 0
 	}
@@ -149,7 +150,7 @@ func (l *layout) instance(c *dagConv, wait []int32, fork int32, sys *string, th 
 		return 0, fmt.Errorf("line %d: session %s: a tree of more than %d turns (its branches' instances multiply)", c.line, c.id, dagMaxTurns)
 	}
 	for k, t := range c.turns {
-		m := dagMeta{Conv: conv, Before: c.before[k]}
+		m := dagMeta{Conv: conv, Before: c.before[k], Raw: c.authored[k]}
 		if k == 0 {
 			m.Wait, m.Fork = wait, fork
 		}

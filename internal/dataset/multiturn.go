@@ -172,16 +172,17 @@ func (x *Sessions) Turn(j, k int, f io.ReaderAt) (text, system string, extra map
 }
 
 // DagTurnText is a dag_jsonl turn's user messages before its last (its
-// Turn text), and its system prompt where it is its own.
-func (x *Sessions) DagTurnText(j, k int, f io.ReaderAt) (before []string, system string, own bool, err error) {
+// Turn text), or its messages as written (raw, sent as they are), and its
+// system prompt where it is its own.
+func (x *Sessions) DagTurnText(j, k int, f io.ReaderAt) (before []string, raw []json.RawMessage, system string, own bool, err error) {
 	t, _, err := x.turnLine(j, k, f)
 	if err != nil || t.Dag == nil {
-		return nil, "", false, err
+		return nil, nil, "", false, err
 	}
 	if t.Dag.System != nil {
 		system, own = *t.Dag.System, true
 	}
-	return t.Dag.Before, system, own, nil
+	return t.Dag.Before, t.Dag.Raw, system, own, nil
 }
 
 // turnLine reads conversation j's turn k back from f, and the

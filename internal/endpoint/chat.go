@@ -29,6 +29,16 @@ func (Chat) Build(in Input) ([]byte, error) {
 	if in.System != "" {
 		msgs = append(msgs, map[string]any{"role": "system", "content": in.System})
 	}
+	if len(in.Messages) > 0 {
+		all := make([]any, 0, len(msgs)+len(in.Messages))
+		for _, m := range msgs {
+			all = append(all, m)
+		}
+		for _, m := range in.Messages {
+			all = append(all, m)
+		}
+		return marshalBody(map[string]any{"model": in.Model, "messages": all}, in)
+	}
 	for _, b := range in.Before {
 		msgs = append(msgs, map[string]any{"role": "user", "content": b})
 	}

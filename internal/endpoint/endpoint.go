@@ -32,6 +32,9 @@ type Input struct {
 	// Before is user messages sent before Prompt's (a dag_jsonl turn of
 	// several; chat only).
 	Before []string
+	// Messages are a turn's messages as its file wrote them, sent as they
+	// are in place of the user's (chat only).
+	Messages []json.RawMessage
 	// Images go with the prompt (chat: image_url content parts), each a
 	// URL (http, https or a data URL); so do Audios (input_audio parts).
 	Images []string

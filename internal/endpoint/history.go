@@ -11,6 +11,7 @@ import (
 type Turn struct {
 	User, Assistant string
 	Before          []string
+	Raw             []json.RawMessage // a dag_jsonl turn's messages as written, in place of User and Before
 }
 
 // WithHistory puts a session's earlier turns into a chat body built for
@@ -49,6 +50,15 @@ func WithHistory(body []byte, history []Turn, own int) ([]byte, error) {
 	out := make([]json.RawMessage, 0, len(msgs)+2*len(history))
 	out = append(out, msgs[:at]...)
 	for _, t := range history {
+		if len(t.Raw) > 0 {
+			out = append(out, t.Raw...)
+			b, err := json.Marshal(map[string]string{"role": "assistant", "content": t.Assistant})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b)
+			continue
+		}
 		for _, u := range t.Before {
 			b, err := json.Marshal(map[string]string{"role": "user", "content": u})
 			if err != nil {

@@ -147,6 +147,14 @@ func before(pr prompt) []string {
 	return pr.dag.Before
 }
 
+// authored is a dag_jsonl turn's messages as written.
+func authored(pr prompt) []json.RawMessage {
+	if pr.dag == nil {
+		return nil
+	}
+	return pr.dag.Raw
+}
+
 // identify makes entry i's ids: a session's turns share its first turn's
 // id (drawn once a session) and are numbered from 0, each after its delay.
 func (it *Iter) identify(i int, keep bool, pr prompt) Entry {
@@ -223,8 +231,8 @@ func (g *gen) body(e *Entry, pr prompt, cycle bool) error {
 		system = pr.System
 	}
 	raw := g.raw()
-	if len(before(pr)) > 0 && b.p.EndpointType != endpoint.TypeChat {
-		return fmt.Errorf("build request %d: a dag_jsonl turn of %d user messages is sent as that many chat messages: it needs --endpoint-type chat", e.Index, len(before(pr))+1)
+	if pr.dag != nil && (len(pr.dag.Before) > 0 || len(pr.dag.Raw) > 0) && b.p.EndpointType != endpoint.TypeChat {
+		return fmt.Errorf("build request %d: a dag_jsonl turn of several messages, or of messages written as they are sent, is a chat's messages: it needs --endpoint-type chat", e.Index)
 	}
 	build := b.kind.Build
 	if raw {
@@ -243,7 +251,7 @@ func (g *gen) body(e *Entry, pr prompt, cycle bool) error {
 		}
 	}
 	req, err := build(endpoint.Input{Model: g.model(e.Index), Prompt: pr.Text, System: system, MaxTokens: pr.MaxTokens, Stream: b.p.Streaming,
-		Usage: b.p.UseServerTokenCount, Extra: extra, Query: pr.query, Passages: pr.passages, Batch: pr.batch, Before: before(pr), Images: pr.images, Audios: pr.audios, Videos: pr.videos, TokenIDs: ids})
+		Usage: b.p.UseServerTokenCount, Extra: extra, Query: pr.query, Passages: pr.passages, Batch: pr.batch, Before: before(pr), Messages: authored(pr), Images: pr.images, Audios: pr.audios, Videos: pr.videos, TokenIDs: ids})
 	if err != nil {
 		return fmt.Errorf("build request %d: %w", e.Index, err)
 	}

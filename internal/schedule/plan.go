@@ -71,6 +71,10 @@ type DagStep struct {
 	// Before is the turn's user messages before its own text (Prompt):
 	// they are in Body, and go into the history with it.
 	Before []string `json:"-"`
+	// Raw is the turn's messages as its file wrote them (authored
+	// history, tool calls and results, media), sent as they are in place
+	// of Prompt; they go into the history as they are.
+	Raw []json.RawMessage `json:"-"`
 }
 
 // Phase names.

@@ -51,7 +51,7 @@ func (s *conversations) prompt(_ int, pos at, keep bool) (prompt, error) {
 		}
 		if dt != nil {
 			var sys string
-			if pr.dag.Before, sys, _, err = g.convs.DagTurnText(j, k, f); err != nil {
+			if pr.dag.Before, pr.dag.Raw, sys, _, err = g.convs.DagTurnText(j, k, f); err != nil {
 				return pr, err
 			}
 			if pr.ownSys {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/aiperf-action/aiperf-action/internal/client"
-	"github.com/aiperf-action/aiperf-action/internal/endpoint"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
@@ -431,29 +430,6 @@ func (r *phaseRun) sessionLoop() {
 			}
 		}()
 	}
-}
-
-// turn sends session turn e, due at due, after the session's history
-// (unless its turns are standalone), and adds it to the history; false
-// when its body could not take the history.
-func (r *phaseRun) turn(e schedule.Entry, due int64, h *history) bool {
-	own := e.ISL
-	var before []string
-	if e.Dag != nil {
-		before = e.Dag.Before
-	}
-	if len(h.turns) > 0 && !r.ph.Standalone {
-		body, err := endpoint.WithHistory(e.Body, h.turns, 1+len(before))
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "session %s turn %d: %v\n", e.SessionID, e.Turn, err)
-			return false
-		}
-		e.Body, e.ISL = body, e.ISL+h.isl
-	}
-	rec := r.do(e, due, false)
-	h.turns = append(h.turns, endpoint.Turn{User: e.Prompt, Assistant: rec.Output, Before: before})
-	h.isl += own - e.SystemISL + rec.OSL // (the system prompt is counted once, in each turn's own)
-	return true
 }
 
 // rateCentricLoop is AIPerf's rate-centric multi-turn mode (a rate, no

@@ -1,6 +1,9 @@
 package worker
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -16,6 +19,34 @@ type history struct {
 }
 
 func (h history) clone() history { return history{turns: slices.Clone(h.turns), isl: h.isl} }
+
+// turn sends session turn e, due at due, after the session's history
+// (unless its turns are standalone), and adds it to the history; false
+// when its body could not take the history.
+func (r *phaseRun) turn(e schedule.Entry, due int64, h *history) bool {
+	own := e.ISL
+	var before []string
+	var raw []json.RawMessage
+	msgs := 1 // (the body's last messages that are the turn's own)
+	if e.Dag != nil {
+		before, raw, msgs = e.Dag.Before, e.Dag.Raw, 1+len(e.Dag.Before)
+		if len(raw) > 0 {
+			msgs = len(raw)
+		}
+	}
+	if len(h.turns) > 0 && !r.ph.Standalone {
+		body, err := endpoint.WithHistory(e.Body, h.turns, msgs)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "session %s turn %d: %v\n", e.SessionID, e.Turn, err)
+			return false
+		}
+		e.Body, e.ISL = body, e.ISL+h.isl
+	}
+	rec := r.do(e, due, false)
+	h.turns = append(h.turns, endpoint.Turn{User: e.Prompt, Assistant: rec.Output, Before: before, Raw: raw})
+	h.isl += own - e.SystemISL + rec.OSL // (the system prompt is counted once, in each turn's own)
+	return true
+}
 
 // tree runs a dag_jsonl tree, the session whose turns are every
 // conversation instance's (schedule.DagStep): each conversation in order
