@@ -114,6 +114,16 @@ func TestWithHistory(t *testing.T) {
 	if want := "system:s|user:a1|user:a2|assistant:A|user:c1|user:c2"; strings.Join(roles, "|") != want {
 		t.Errorf("%s\nwant %s", strings.Join(roles, "|"), want)
 	}
+
+	// Authored messages: the body's own as written (after the system
+	// prompt), and an earlier turn's as written before its answer.
+	tool := json.RawMessage(`{"role":"tool","tool_call_id":"c1","content":"42"}`)
+	call := json.RawMessage(`{"role":"assistant","content":null,"tool_calls":[{"id":"c1"}]}`)
+	body, _ = Chat{}.Build(Input{Model: "m", Prompt: "ignored", System: "s", Messages: []json.RawMessage{json.RawMessage(`{"role":"user","content":"q"}`), call, tool}})
+	got, err = WithHistory(body, []Turn{{Raw: []json.RawMessage{json.RawMessage(`{"role":"user","content":[{"type":"text","text":"p"}]}`)}, Assistant: "A"}}, 3)
+	if want := `"messages":[{"content":"s","role":"system"},{"role":"user","content":[{"type":"text","text":"p"}]},{"content":"A","role":"assistant"},{"role":"user","content":"q"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1"}]},{"role":"tool","tool_call_id":"c1","content":"42"}]`; err != nil || !strings.Contains(string(got), want) || strings.Contains(string(got), "ignored") {
+		t.Errorf("%s (%v)\nwant %s", got, err, want)
+	}
 }
 
 // An embeddings answer counts its vectors (floats or base64), takes the
