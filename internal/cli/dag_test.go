@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +214,42 @@ func TestDagJSONLBranches(t *testing.T) {
 		"--custom-dataset-type", "dag_jsonl", "--request-rate", "5", "--artifact-dir", t.TempDir())
 	if res.code != ExitError || !strings.Contains(res.stderr, "dag_jsonl branches run in session slots") || len(sink.take()) != 0 {
 		t.Errorf("a rate without --concurrency: exit %d\n%s", res.code, res.stderr)
+	}
+}
+
+// AIPerf's context_mode message_array_with_responses: each turn is its
+// own whole messages (system prompt and pre-baked answers too), sent as
+// written with nothing threaded in; such a conversation cannot FORK (it
+// keeps no history to inherit).
+func TestDagJSONLMessageArrays(t *testing.T) {
+	s, _ := startSim(t, time.Millisecond, 100*time.Microsecond)
+	url, sink := captureBodies(t, s)
+	in := filepath.Join(t.TempDir(), "arrays.jsonl")
+	os.WriteFile(in, []byte(`{"session_id": "a", "context_mode": "message_array_with_responses", "turns": [{"messages": [{"role": "system", "content": "S1"}, {"role": "user", "content": "u1"}], "max_tokens": 4}, {"messages": [{"role": "system", "content": "S2"}, {"role": "user", "content": "u1"}, {"role": "assistant", "content": "baked"}, {"role": "user", "content": "u2"}], "max_tokens": 4}]}
+`), 0o644)
+	res := runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--endpoint-type", "chat", "--input-file", in,
+		"--custom-dataset-type", "dag_jsonl", "--concurrency", "1", "--artifact-dir", t.TempDir())
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	var got []string
+	for _, sb := range sink.take() {
+		if sb.path == "/v1/chat/completions" {
+			var b struct{ Messages json.RawMessage }
+			json.Unmarshal([]byte(sb.body), &b)
+			got = append(got, string(b.Messages))
+		}
+	}
+	want := []string{`[{"content":"S1","role":"system"},{"content":"u1","role":"user"}]`,
+		`[{"content":"S2","role":"system"},{"content":"u1","role":"user"},{"content":"baked","role":"assistant"},{"content":"u2","role":"user"}]`}
+	if !slices.Equal(got, want) {
+		t.Errorf("bodies' messages:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	os.WriteFile(in, []byte(`{"session_id": "a", "context_mode": "message_array_with_responses", "turns": [{"messages": [{"role": "user", "content": "u1"}], "forks": ["b"]}]}
+{"session_id": "b", "turns": [{"messages": [{"role": "user", "content": "x"}]}]}
+`), 0o644)
+	res = runCLI(t, time.Minute, "profile", "-m", "sim", "-u", url, "--endpoint-type", "chat", "--input-file", in, "--custom-dataset-type", "dag_jsonl")
+	if res.code != ExitError || !strings.Contains(res.stderr, "arrays.jsonl") || !strings.Contains(res.stderr, "keeps none") || len(sink.take()) != 0 {
+		t.Errorf("a fork from a message array conversation: exit %d\n%s", res.code, res.stderr)
 	}
 }

@@ -38,6 +38,9 @@ type DagTurn struct {
 	// or none), and its tokens.
 	OwnSystem bool
 	SystemISL int32
+	// Alone: the turn is its own whole messages, sent with no history
+	// (context_mode message_array_with_responses).
+	Alone bool
 	// Think is an orchestrator round's think time before its branches
 	// (a lognormal around DelayMs when ThinkSigma > 0, clamped).
 	ThinkSigma, ThinkMinMs, ThinkMaxMs float32
@@ -51,6 +54,7 @@ type dagMeta struct {
 	System *string           `json:"system,omitempty"` // the turn's own system prompt ("" none)
 	Before []string          `json:"before,omitempty"` // the turn's user messages before its last
 	Raw    []json.RawMessage `json:"raw,omitempty"`    // the turn's messages as written, sent as they are
+	Alone  bool              `json:"alone,omitempty"`  // sent with nothing threaded in (context_mode message_array_with_responses)
 	Think  *think            `json:"think,omitempty"`
 }
 
@@ -76,6 +80,10 @@ type dagConv struct {
 	rounds             []dagRound
 	think              dagThink
 	forkParents, users int // references to it as a FORK target, and all references
+	// isolated: context_mode message_array_with_responses, each turn its
+	// own whole messages (system prompt and history too), sent as written
+	// with nothing threaded in.
+	isolated bool
 }
 
 type dagFork struct {
@@ -188,10 +196,17 @@ func dagLine(line []byte, model string) (*dagConv, error) {
 	if c.SessionID == "" {
 		return nil, fmt.Errorf("a conversation needs a session_id")
 	}
-	if c.ContextMode != nil && *c.ContextMode != "deltas_without_responses" {
-		return nil, fmt.Errorf("context_mode %q: only AIPerf's default (deltas_without_responses: the turns' messages appended, live answers threaded in) is replayed here", *c.ContextMode)
+	isolated := false
+	if c.ContextMode != nil {
+		switch *c.ContextMode {
+		case "deltas_without_responses":
+		case "message_array_with_responses":
+			isolated = true
+		default:
+			return nil, fmt.Errorf("session %s: context_mode %q: want deltas_without_responses (AIPerf's default: the turns' messages appended, live answers threaded in) or message_array_with_responses (each turn its own whole messages)", c.SessionID, *c.ContextMode)
+		}
 	}
-	out := &dagConv{id: c.SessionID, orchestrator: c.Orchestrator, pre: c.Pre, think: c.dagThink}
+	out := &dagConv{id: c.SessionID, orchestrator: c.Orchestrator, pre: c.Pre, think: c.dagThink, isolated: isolated}
 	if err := out.checkThink(); err != nil {
 		return nil, err
 	}
@@ -310,6 +325,11 @@ func (c *dagConv) turn(k int, raw json.RawMessage, model string) error {
 		switch {
 		case role == "":
 			return fmt.Errorf("%s message %d: no \"role\" (AIPerf's rule: each message has one)", where, i+1)
+		case c.isolated:
+			b, _ := json.Marshal(m)
+			authored = append(authored, b)
+			texts = append(texts, messageText(m))
+			continue
 		case role == "system" && k == 0 && len(user) == 0 && len(authored) == 0:
 			if c.system != nil { // several system messages: one prompt
 				text = *c.system + "\n\n" + text

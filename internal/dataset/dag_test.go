@@ -64,7 +64,6 @@ func TestDagJSONL(t *testing.T) {
 		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "temperature": 0}]}`:                                                                                                 `unknown key "temperature"`,
 		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "model": "other"}]}`:                                                                                                 `a turn's own model`,
 		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}], "max_tokens": true}]}`:                                                                                               `"max_tokens" true`,
-		`{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "x"}]}], "context_mode": "message_array_with_responses"}`:                                                                   `context_mode`,
 		"{\"session_id\": \"a\", \"turns\": [{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}]}]}\n{\"session_id\": \"a\", \"turns\": [{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}]}]}": `session_id "a" again`,
 	} {
 		if _, err := indexDag(write(body), nil, "m"); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "d.jsonl:") {

@@ -32,6 +32,9 @@ func dagTrees(convs []*dagConv, byID map[string]*dagConv) ([]dagOut, error) {
 		n := len(c.turns)
 		for k := range c.turns {
 			for _, f := range c.forks[k] {
+				if c.isolated {
+					return nil, fmt.Errorf("line %d: session %s turn %d: a FORK child inherits its parent's history, and a message_array_with_responses conversation keeps none (its turns carry their own): give the child its messages and spawn it", c.line, c.id, k+1)
+				}
 				if !f.background && k != n-1 {
 					return nil, fmt.Errorf("line %d: session %s turn %d: a bare fork ends the conversation, so it goes on the last turn (give {\"child\": %q, \"background\": true} to keep going)", c.line, c.id, k+1, f.child)
 				}
@@ -98,7 +101,7 @@ func dagTrees(convs []*dagConv, byID map[string]*dagConv) ([]dagOut, error) {
 		out = append(out, dagOut{SessionID: c.id, Turns: turns})
 		for _, t := range l.turns {
 			m := t["dag"].(*dagMeta)
-			branches = branches || len(m.Before) > 0 || len(m.Raw) > 0
+			branches = branches || len(m.Before) > 0 || len(m.Raw) > 0 || m.Alone
 		}
 		branches = branches || c.orchestrator || len(c.pre) > 0
 	}
@@ -150,9 +153,12 @@ func (l *layout) instance(c *dagConv, wait []int32, fork int32, sys *string, th 
 		return 0, fmt.Errorf("line %d: session %s: a tree of more than %d turns (its branches' instances multiply)", c.line, c.id, dagMaxTurns)
 	}
 	for k, t := range c.turns {
-		m := dagMeta{Conv: conv, Before: c.before[k], Raw: c.authored[k]}
+		m := dagMeta{Conv: conv, Before: c.before[k], Raw: c.authored[k], Alone: c.isolated}
 		if k == 0 {
 			m.Wait, m.Fork = wait, fork
+		}
+		if c.isolated {
+			sys = nil // (its system prompt is in its messages)
 		}
 		if (sys == nil) != (l.rootSys == nil) || sys != nil && *sys != *l.rootSys {
 			s := ""

@@ -119,7 +119,7 @@ func (x *Sessions) add(line []byte, n int, off int64, size int) error {
 		}
 		tm := TurnMeta{ISL: int32(x.tok.Count(*t.text()))}
 		if t.Dag != nil && x.ofDag {
-			d := DagTurn{Conv: t.Dag.Conv, Wait: t.Dag.Wait, Fork: t.Dag.Fork, OwnSystem: t.Dag.System != nil}
+			d := DagTurn{Conv: t.Dag.Conv, Wait: t.Dag.Wait, Fork: t.Dag.Fork, OwnSystem: t.Dag.System != nil, Alone: t.Dag.Alone}
 			if d.OwnSystem {
 				d.SystemISL = int32(x.tok.Count(*t.Dag.System))
 			}

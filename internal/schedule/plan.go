@@ -75,6 +75,9 @@ type DagStep struct {
 	// history, tool calls and results, media), sent as they are in place
 	// of Prompt; they go into the history as they are.
 	Raw []json.RawMessage `json:"-"`
+	// Alone: the turn is sent as its body is, no history threaded in
+	// (context_mode message_array_with_responses).
+	Alone bool `json:"alone,omitempty"`
 }
 
 // Phase names.

@@ -29,7 +29,7 @@ func (s *conversations) prompt(_ int, pos at, keep bool) (prompt, error) {
 	var dt *dataset.DagTurn
 	if g.convs.Dag != nil {
 		dt = &g.convs.Dag[int(line.First)+k]
-		pr.dag = &DagStep{Conv: int(dt.Conv), Fork: int(dt.Fork)}
+		pr.dag = &DagStep{Conv: int(dt.Conv), Fork: int(dt.Fork), Alone: dt.Alone}
 		for _, w := range dt.Wait {
 			pr.dag.Wait = append(pr.dag.Wait, int(w))
 		}

@@ -34,7 +34,8 @@ func (r *phaseRun) turn(e schedule.Entry, due int64, h *history) bool {
 			msgs = len(raw)
 		}
 	}
-	if len(h.turns) > 0 && !r.ph.Standalone {
+	alone := r.ph.Standalone || e.Dag != nil && e.Dag.Alone
+	if len(h.turns) > 0 && !alone {
 		body, err := endpoint.WithHistory(e.Body, h.turns, msgs)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "session %s turn %d: %v\n", e.SessionID, e.Turn, err)
@@ -43,6 +44,9 @@ func (r *phaseRun) turn(e schedule.Entry, due int64, h *history) bool {
 		e.Body, e.ISL = body, e.ISL+h.isl
 	}
 	rec := r.do(e, due, false)
+	if e.Dag != nil && e.Dag.Alone {
+		return true // (nothing of it goes into a later turn)
+	}
 	h.turns = append(h.turns, endpoint.Turn{User: e.Prompt, Assistant: rec.Output, Before: before, Raw: raw})
 	h.isl += own - e.SystemISL + rec.OSL // (the system prompt is counted once, in each turn's own)
 	return true
