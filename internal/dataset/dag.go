@@ -325,6 +325,8 @@ func (c *dagConv) turn(k int, raw json.RawMessage, model string) error {
 		switch {
 		case role == "":
 			return fmt.Errorf("%s message %d: no \"role\" (AIPerf's rule: each message has one)", where, i+1)
+		case c.isolated && role == "system" && i > 0:
+			return fmt.Errorf("%s message %d: a system message goes first in a message_array_with_responses turn (AIPerf's rule: later, a chat template drops it)", where, i+1)
 		case c.isolated:
 			b, _ := json.Marshal(m)
 			authored = append(authored, b)
@@ -425,6 +427,22 @@ func (c *dagConv) turn(k int, raw json.RawMessage, model string) error {
 			spawns = append(spawns, dagSpawn{children: o.Children, joinAt: j, explicit: o.JoinAt != nil})
 		default:
 			return fmt.Errorf("%s: \"spawns\" entry %s: want a session_id or {\"children\": [...], \"join_at\": turn}", where, f)
+		}
+	}
+	seen := map[string]bool{}
+	for _, f := range forks {
+		if seen[f.child] {
+			return fmt.Errorf("%s: %q twice in \"forks\" (it would run twice; AIPerf refuses it)", where, f.child)
+		}
+		seen[f.child] = true
+	}
+	seen = map[string]bool{}
+	for _, sp := range spawns {
+		for _, ch := range sp.children {
+			if seen[ch] {
+				return fmt.Errorf("%s: %q twice in \"spawns\" (it would run twice and its join count twice; AIPerf refuses it)", where, ch)
+			}
+			seen[ch] = true
 		}
 	}
 	c.forks, c.spawns = append(c.forks, forks), append(c.spawns, spawns)

@@ -74,6 +74,9 @@ func dagTrees(convs []*dagConv, byID map[string]*dagConv) ([]dagOut, error) {
 		}
 		for _, fs := range c.forks {
 			for _, f := range fs {
+				if byID[f.child].isolated {
+					return nil, fmt.Errorf("line %d: session %s: FORK child %q is message_array_with_responses, which would drop the parent history the fork carries (AIPerf's rule: such a conversation is a SPAWN target)", byID[f.child].line, byID[f.child].id, f.child)
+				}
 				if byID[f.child].system != nil {
 					return nil, fmt.Errorf("line %d: session %s: FORK child %q has a system message; it inherits its parent's, and a second would be dropped by the chat template (AIPerf's rule)", byID[f.child].line, byID[f.child].id, f.child)
 				}
