@@ -185,10 +185,13 @@ func TestDagJSONLBranches(t *testing.T) {
 	if gap := time.Duration(orch[1].Sent - orch[0].End); gap < 200*time.Millisecond {
 		t.Errorf("the second round %v after the first ended; want the think time, 200ms", gap)
 	}
+	if at := time.Duration(orch[0].Sent); at < 200*time.Millisecond {
+		t.Errorf("the first round sent %v into the run; want after its think time, 200ms", at)
+	}
 	// AIPerf's branch_stats: r's children f, s (after its delay), t1 and t2
-	// and o's two instances of q (the second after the think time); r3
+	// and o's two instances of q (each after its round's think time); r3
 	// the one join.
-	want := result.BranchStats{ChildrenSpawned: 6, ChildrenCompleted: 6, ChildrenDelayed: 2, ParentsSuspended: 1, ParentsResumed: 1}
+	want := result.BranchStats{ChildrenSpawned: 6, ChildrenCompleted: 6, ChildrenDelayed: 3, ParentsSuspended: 1, ParentsResumed: 1}
 	if r.BranchStats == nil || *r.BranchStats != want {
 		t.Errorf("branch_stats %+v, want %+v", r.BranchStats, want)
 	}

@@ -42,8 +42,12 @@ type DagTurn struct {
 	// (context_mode message_array_with_responses).
 	Alone bool
 	// Think is an orchestrator round's think time before its branches
-	// (a lognormal around DelayMs when ThinkSigma > 0, clamped).
+	// (a lognormal around DelayMs when ThinkSigma > 0, clamped): one draw
+	// a round, keyed by ThinkKey (a place of the round), so its branches
+	// start together.
 	ThinkSigma, ThinkMinMs, ThinkMaxMs float32
+	ThinkKey                           int32
+	Think                              bool
 }
 
 // dagMeta is a turn's DagTurn in the tool's own JSONL.
@@ -59,6 +63,7 @@ type dagMeta struct {
 }
 
 type think struct {
+	Key   int32   `json:"key"`
 	Sigma float32 `json:"sigma,omitempty"`
 	Min   float32 `json:"min_ms,omitempty"`
 	Max   float32 `json:"max_ms,omitempty"`
@@ -78,6 +83,7 @@ type dagConv struct {
 	orchestrator       bool
 	orchSpawns         []string
 	rounds             []dagRound
+	spine              bool // "rounds" given: each round after its think time
 	think              dagThink
 	forkParents, users int // references to it as a FORK target, and all references
 	// isolated: context_mode message_array_with_responses, each turn its
@@ -109,6 +115,11 @@ type dagThink struct {
 	Max   *float64 `json:"think_time_max_ms"`
 }
 
+// dagLayoutVersion keys the tool's own JSONL of a dag_jsonl file (kept in
+// the temp folder by the file's digest): change it whenever what
+// dagTrees writes changes, or a run reads a layout an older build made.
+const dagLayoutVersion = "v4"
+
 // dagMaxTurns bounds a tree's turns (instances multiply: a spawn target
 // referenced from several places, an orchestrator's rounds).
 const dagMaxTurns = 100_000
@@ -124,7 +135,7 @@ const dagMaxTurns = 100_000
 func indexDag(path string, tok *tokenizer.Tokenizer, model string) (*Sessions, error) {
 	tok = orBuiltin(tok)
 	var x *Sessions
-	ix, err := derivedWith(path, "dag", "v2\x00"+model, func(w io.Writer) error {
+	ix, err := derivedWith(path, "dag", dagLayoutVersion+"\x00"+model, func(w io.Writer) error {
 		var convs []*dagConv
 		byID := map[string]*dagConv{}
 		_, err := eachLine(path, func(line []byte, n int, _ int64, _ int) error {
@@ -245,10 +256,12 @@ func (c *dagConv) orchestratorOf(turns []json.RawMessage, spawns, pre []string, 
 	case emptyJSON(rounds):
 		n = 1
 	case json.Unmarshal(rounds, &n) == nil:
+		c.spine = true
 		if n < 1 || n > 10_000 {
 			return fmt.Errorf("session %s: \"rounds\" %d: want 1 to 10000", c.id, n)
 		}
 	case json.Unmarshal(rounds, &list) == nil:
+		c.spine = true
 		if len(spawns) > 0 {
 			return fmt.Errorf("session %s: \"rounds\" as a list names each round's spawns: omit the conversation's \"spawns\"", c.id)
 		}

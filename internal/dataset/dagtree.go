@@ -128,6 +128,9 @@ type layout struct {
 	turns   []map[string]any
 	convs   int32
 	path    []string // the conversations being laid out, for cycles
+	// roundKey is the place the orchestrator round being laid out starts
+	// at: its think time's one draw is keyed by it.
+	roundKey int32
 }
 
 // instance lays out an instance of c and what its branches reach: its
@@ -173,7 +176,7 @@ func (l *layout) instance(c *dagConv, wait []int32, fork int32, sys *string, th 
 		turn := maps.Clone(t)
 		if k == 0 && th != nil && th.Ms != nil {
 			turn["delay"] = *th.Ms
-			m.Think = &think{Sigma: f32(th.Sigma), Min: f32(th.Min), Max: f32(th.Max)}
+			m.Think = &think{Key: l.roundKey, Sigma: f32(th.Sigma), Min: f32(th.Min), Max: f32(th.Max)}
 		}
 		turn["dag"] = &m
 		l.turns = append(l.turns, turn)
@@ -203,22 +206,24 @@ func (l *layout) instance(c *dagConv, wait []int32, fork int32, sys *string, th 
 }
 
 // rounds lays out an orchestrator's rounds: each round's branches start
-// together, after the previous round's have all ended and the round's
-// think time (the first round's at once).
+// together, after the previous round's have all ended and, with "rounds",
+// the round's think time (the first round's too, as AIPerf's spine delays
+// its first turn); without "rounds", at once.
 func (l *layout) rounds(c *dagConv, wait []int32) error {
 	prev := wait
-	for r, round := range c.rounds {
+	for _, round := range c.rounds {
 		th := c.think
 		if round.think != nil {
 			th.Ms = round.think
 		}
+		var t *dagThink
+		if c.spine {
+			t = &th
+		}
+		l.roundKey = int32(len(l.turns))
 		var lasts []int32
 		for _, id := range round.spawns {
 			ch := l.byID[id]
-			var t *dagThink
-			if r > 0 {
-				t = &th
-			}
 			last, err := l.instance(ch, prev, 0, ch.system, t)
 			if err != nil {
 				return err

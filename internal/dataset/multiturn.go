@@ -124,7 +124,7 @@ func (x *Sessions) add(line []byte, n int, off int64, size int) error {
 				d.SystemISL = int32(x.tok.Count(*t.Dag.System))
 			}
 			if th := t.Dag.Think; th != nil {
-				d.ThinkSigma, d.ThinkMinMs, d.ThinkMaxMs = th.Sigma, th.Min, th.Max
+				d.Think, d.ThinkKey, d.ThinkSigma, d.ThinkMinMs, d.ThinkMaxMs = true, th.Key, th.Sigma, th.Min, th.Max
 			}
 			for _, b := range t.Dag.Before {
 				tm.ISL += int32(x.tok.Count(b))

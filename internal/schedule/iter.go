@@ -177,10 +177,10 @@ func (it *Iter) identify(i int, keep bool, pr prompt) Entry {
 		it.ids.Uint64()
 	}
 	e := Entry{Index: i, SessionID: id, ISL: pr.ISL, MaxTokens: pr.MaxTokens, Turn: turn, Dag: pr.dag}
-	if turn > 0 {
+	if turn > 0 || pr.think != nil { // (an orchestrator's first round thinks too)
 		ms := pr.delayMs
 		if pr.think != nil {
-			ms = g.thinkMs(i, ms, pr.think)
+			ms = g.thinkMs(i-turn+int(pr.think.ThinkKey), ms, pr.think)
 		}
 		e.DelayNs = g.turnDelay(g.b.p, i, ms)
 	}

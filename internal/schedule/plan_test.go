@@ -853,3 +853,53 @@ func inputsJSON(pl *Plan) ([]byte, error) {
 	err := pl.WriteInputsJSON(&b)
 	return b.Bytes(), err
 }
+
+// An orchestrator's think times (dag_jsonl rounds): one lognormal draw a
+// round, shared by the round's branches so they start together, clamped
+// to the min and max, the first round's too; the seed's, so one seed
+// gives the same and another seed others.
+func TestDagThinkTimes(t *testing.T) {
+	t.Parallel()
+	f := filepath.Join(t.TempDir(), "o.jsonl")
+	os.WriteFile(f, []byte(`{"session_id": "o", "orchestrator": true, "rounds": 4, "think_time_ms": 100, "think_time_sigma": 0.8, "think_time_min_ms": 20, "think_time_max_ms": 400, "spawns": ["a", "b"]}
+{"session_id": "a", "turns": [{"messages": [{"role": "user", "content": "a"}], "max_tokens": 2}]}
+{"session_id": "b", "turns": [{"messages": [{"role": "user", "content": "b"}], "max_tokens": 2}]}
+`), 0o644)
+	delays := func(seed uint64) []time.Duration {
+		p := profile()
+		p.InputFile, p.CustomDatasetType, p.RequestCountSet, p.Concurrency = f, config.DagJSONL, false, 1
+		pl, err := Build(p, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []time.Duration
+		for _, e := range entries(t, pl.Profiling()) {
+			if e.Dag == nil {
+				t.Fatalf("entry %d has no place in its tree", e.Index)
+			}
+			out = append(out, time.Duration(e.DelayNs))
+		}
+		return out
+	}
+	d := delays(1)
+	if len(d) != 8 {
+		t.Fatalf("%d entries, want 4 rounds of 2", len(d))
+	}
+	var rounds []time.Duration
+	for r := range 4 {
+		a, b := d[2*r], d[2*r+1]
+		if a != b || a < 20*time.Millisecond || a > 400*time.Millisecond {
+			t.Errorf("round %d: think %v and %v; want one draw in [20ms, 400ms]", r, a, b)
+		}
+		rounds = append(rounds, a)
+	}
+	if len(slices.Compact(slices.Sorted(slices.Values(rounds)))) < 3 {
+		t.Errorf("the rounds' think times %v are not drawn", rounds)
+	}
+	if again := delays(1); !slices.Equal(again, d) {
+		t.Errorf("one seed, two draws: %v and %v", d, again)
+	}
+	if other := delays(2); slices.Equal(other, d) {
+		t.Errorf("another seed, the same draws: %v", d)
+	}
+}

@@ -37,7 +37,7 @@ func (s *conversations) prompt(_ int, pos at, keep bool) (prompt, error) {
 			pr.ISL += int(dt.SystemISL - line.SystemISL)
 			pr.SystemISL = int(dt.SystemISL)
 		}
-		if dt.ThinkSigma > 0 || dt.ThinkMinMs > 0 || dt.ThinkMaxMs > 0 {
+		if dt.Think {
 			pr.think = dt
 		}
 	}
@@ -117,14 +117,15 @@ func (g *gen) sessions(p *config.Profile, seed uint64) {
 	}
 }
 
-// thinkMs is an orchestrator round's think time for request i: a
-// lognormal draw whose median is the round's think_time_ms, clamped to
-// its min and max, from the request's own source (AIPerf's, reproducible
-// under the seed).
-func (g *gen) thinkMs(i int, median float64, d *dataset.DagTurn) float64 {
+// thinkMs is an orchestrator round's think time: a lognormal draw whose
+// median is the round's think_time_ms, clamped to its min and max, one
+// draw a round (key: the index of the round's first request, so its
+// branches start together), from the run's seed (AIPerf's, reproducible
+// under it).
+func (g *gen) thinkMs(key int, median float64, d *dataset.DagTurn) float64 {
 	ms := median
 	if d.ThinkSigma > 0 {
-		ms = median * math.Exp(float64(d.ThinkSigma)*seeds.Draw(g.delays, uint64(i)).NormFloat64())
+		ms = median * math.Exp(float64(d.ThinkSigma)*seeds.Draw(g.delays, uint64(key)).NormFloat64())
 	}
 	ms = max(ms, float64(d.ThinkMinMs))
 	if d.ThinkMaxMs > 0 {
