@@ -18,6 +18,7 @@ import (
 // (each turn after its answer, the history threaded); one that branches
 // is refused before any load, naming its line.
 func TestDagJSONLSessions(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // (read afresh: no layout an earlier build left in the temp folder)
 	_, url := startSim(t, time.Millisecond, 200*time.Microsecond)
 	in := filepath.Join(t.TempDir(), "agent.jsonl")
 	os.WriteFile(in, []byte(`{"session_id": "s1", "turns": [{"messages": [{"role": "system", "content": "You are a coding agent."}, {"role": "user", "content": "Plan the change."}], "max_tokens": 8}, {"messages": [{"role": "user", "content": "Now write it."}], "delay": 20}]}
@@ -60,6 +61,7 @@ func TestDagJSONLSessions(t *testing.T) {
 // session: 12 and 2 requests, the default conversation count being the
 // roots'.
 func TestDagJSONLBranches(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // (read afresh: no layout an earlier build left in the temp folder)
 	s, _ := startSim(t, 5*time.Millisecond, 200*time.Microsecond)
 	url, sink := captureBodies(t, s)
 	in := filepath.Join(t.TempDir(), "tree.jsonl")
@@ -225,6 +227,7 @@ func TestDagJSONLBranches(t *testing.T) {
 // written with nothing threaded in; such a conversation cannot FORK (it
 // keeps no history to inherit).
 func TestDagJSONLMessageArrays(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // (read afresh: no layout an earlier build left in the temp folder)
 	s, _ := startSim(t, time.Millisecond, 100*time.Microsecond)
 	url, sink := captureBodies(t, s)
 	in := filepath.Join(t.TempDir(), "arrays.jsonl")

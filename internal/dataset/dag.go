@@ -117,8 +117,9 @@ type dagThink struct {
 
 // dagLayoutVersion keys the tool's own JSONL of a dag_jsonl file (kept in
 // the temp folder by the file's digest): change it whenever what
-// dagTrees writes changes, or a run reads a layout an older build made.
-const dagLayoutVersion = "v4"
+// dagTrees writes, or what dagLine accepts, changes, or a run reads a
+// layout an older build made (or accepted).
+const dagLayoutVersion = "v5"
 
 // dagMaxTurns bounds a tree's turns (instances multiply: a spawn target
 // referenced from several places, an orchestrator's rounds).

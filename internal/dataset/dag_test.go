@@ -17,6 +17,7 @@ import (
 // schema refuses, or this tool does not send, is refused with the line
 // and why.
 func TestDagJSONL(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // (read afresh: no layout an earlier build left in the temp folder)
 	dir := t.TempDir()
 	write := func(body string) string {
 		p := filepath.Join(dir, "d.jsonl")
@@ -80,6 +81,7 @@ func TestDagJSONL(t *testing.T) {
 // waits for every branch of the one before, its think time the delay. The
 // checks AIPerf's loader makes are refused with the line.
 func TestDagTrees(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // (read afresh: no layout an earlier build left in the temp folder)
 	dir := t.TempDir()
 	write := func(body string) string {
 		p := filepath.Join(dir, "tree.jsonl")
@@ -89,7 +91,7 @@ func TestDagTrees(t *testing.T) {
 		return p
 	}
 	u := func(s string) string { return `{"messages": [{"role": "user", "content": "` + s + `"}]` }
-	p := write(`{"session_id": "r", "turns": [{"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "r0"}], "spawns": ["w", {"children": ["w"], "join_at": 2}]}, ` + u("r1") + `}, ` + u("r2") + `, "forks": ["f"]}], "pre_session_spawns": ["p"]}
+	p := write(`{"session_id": "r", "turns": [{"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "r0"}], "spawns": ["w"]}, ` + u("r1") + `, "spawns": [{"children": ["w"], "join_at": 2}]}, ` + u("r2") + `, "forks": ["f"]}], "pre_session_spawns": ["p"]}
 {"session_id": "w", "turns": [{"messages": [{"role": "system", "content": "W"}, {"role": "user", "content": "w0"}]}]}
 {"session_id": "f", "turns": [{"messages": [{"role": "user", "content": "fa"}, {"role": "user", "content": "fb"}]}]}
 {"session_id": "p", "turns": [` + u("p0") + `}]}
@@ -115,13 +117,13 @@ func TestDagTrees(t *testing.T) {
 	}
 	for j, turns := range [][]want{{
 		// r's tree: p (pre-session) first, then r0 r1 r2, w twice (r0's
-		// spawns: the bare one joins r1, the other r2), f (r2's fork).
+		// bare spawn joins r1, r1's spawn joins r2), f (r2's fork).
 		{"p0", "", "", true, 1, nil, 0},
 		{"r0", "", "S", false, 0, nil, 0},
 		{"r1", "", "S", false, 0, []int32{4}, 0},
 		{"r2", "", "S", false, 0, []int32{5}, 0},
 		{"w0", "", "W", true, 2, []int32{1}, 0},
-		{"w0", "", "W", true, 3, []int32{1}, 0},
+		{"w0", "", "W", true, 3, []int32{2}, 0},
 		{"fb", "fa", "S", false, 4, []int32{3}, 4},
 	}, {
 		{"a0", "", "", false, 1, nil, 0},
