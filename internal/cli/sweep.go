@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -51,25 +49,7 @@ func (s *sweepFlags) executeThen(ctx context.Context, p config.Profile, m multiR
 		for _, f := range res.Failed {
 			fmt.Fprintf(stderr, "aiperf-action profile: %s: %s\n", f["label"], f["error"])
 		}
-		fmt.Fprintf(stdout, "\n%-16s %12s %14s %14s %14s  %s\n", res.Param, "requests/s", "output tok/s", "TTFT p99 ms", "latency p99 ms", "Pareto")
-		for i, v := range res.Values {
-			if len(v.Runs) == 0 {
-				fmt.Fprintf(stdout, "%-16s %12s\n", strconv.FormatFloat(v.Value, 'g', -1, 64), "(no run)")
-				continue
-			}
-			get := func(k string) string {
-				if st, ok := v.Stats[k]; ok {
-					return strconv.FormatFloat(st.Mean, 'f', 2, 64)
-				}
-				return "-"
-			}
-			mark := ""
-			if slices.Contains(res.Pareto, i) {
-				mark = "*"
-			}
-			fmt.Fprintf(stdout, "%-16s %12s %14s %14s %14s  %s\n", strconv.FormatFloat(v.Value, 'g', -1, 64), get("request_throughput_avg"),
-				get("output_token_throughput_avg"), get("time_to_first_token_p99"), get("request_latency_p99"), mark)
-		}
+		res.WriteTable(stdout)
 		fmt.Fprintf(stdout, "Artifacts: %s (sweep_aggregate/profile_export_aiperf_sweep.json)\n", res.Dir)
 		if then != nil && !res.Interrupted {
 			if terr := then(res); terr != nil && err == nil {
