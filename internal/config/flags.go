@@ -45,6 +45,7 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.StringArrayVarP(&p.Headers, "header", "H", p.Headers, "\"Name: value\" HTTP header (repeatable)")
 	fs.StringVar(&p.APIKey, "api-key", p.APIKey, "bearer token for the Authorization header")
 	fs.Uint64Var(&p.Seed, "random-seed", p.Seed, "root seed for everything random (default: drawn and printed)")
+	fs.Uint64Var(&p.PayloadSeed, "payload-seed", p.PayloadSeed, "root of the prompts' words alone, as run.json's payload_seed records it: with --random-seed, rebuilds a gate run's prompts (0: from --random-seed)")
 	fs.Float64Var(&p.RequestTimeoutSeconds, "request-timeout-seconds", p.RequestTimeoutSeconds, "per-request timeout")
 	fs.StringVar(&p.ArtifactDir, "output-artifact-dir", p.ArtifactDir, "folder for run.json and the other artifacts (default artifacts/<model>-<type>-c<concurrency>)")
 	fs.StringVar(&p.ArtifactDir, "artifact-dir", p.ArtifactDir, "alias of --output-artifact-dir (AIPerf's name)")

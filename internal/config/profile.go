@@ -48,6 +48,12 @@ type Profile struct {
 	// repeat sends its own prompts, with the same lengths, arrivals and
 	// shape, so a server's prefix cache never serves one repeat from another.
 	Repeat int `json:"repeat"`
+	// PayloadSeed, when not 0, is the root of the prompts' words in place
+	// of the one Seed and Repeat give (seeds.PayloadSeed): the gate draws
+	// one a run for its job alone (seeds.Fresh), so that no earlier job's
+	// prompts are sent again; --payload-seed with run.json's payload_seed
+	// rebuilds such a run's prompts. Lengths, arrivals and ids stay Seed's.
+	PayloadSeed uint64 `json:"payload_seed,omitempty"`
 }
 
 // Target is where requests go and what each one is: the model, the

@@ -61,12 +61,14 @@ type ArtifactScenario struct {
 	CandidateRuns  int           `json:"candidate_runs"`
 	Paired         bool          `json:"paired,omitempty"`
 	ProfileChanged string        `json:"profile_changed,omitempty"`
-	Broken         string        `json:"broken,omitempty"`         // why its runs are no measurement (it fails)
-	OtherTestbeds  bool          `json:"other_testbeds,omitempty"` // profile_changed's reason: runs on other testbeds only
-	EnvChanged     string        `json:"env_changed,omitempty"`    // what differs from the baseline's machine and stack
-	EnvHardware    bool          `json:"env_hardware,omitempty"`   // and that the machine or its drivers did
-	Comparison     *judge.Report `json:"comparison,omitempty"`     // nil: no baseline yet
-	Capacity       *Capacity     `json:"capacity,omitempty"`       // a search scenario's capacities
+	Broken         string        `json:"broken,omitempty"`             // why its runs are no measurement (it fails)
+	OtherTestbeds  bool          `json:"other_testbeds,omitempty"`     // profile_changed's reason: runs on other testbeds only
+	EnvChanged     string        `json:"env_changed,omitempty"`        // what differs from the baseline's machine and stack
+	EnvHardware    bool          `json:"env_hardware,omitempty"`       // and that the machine or its drivers did
+	CacheMismatch  string        `json:"cache_mismatch,omitempty"`     // why its runs' prefix-cache hits are not the baseline's (it reads INCONCLUSIVE)
+	CacheHotBase   bool          `json:"cache_hot_baseline,omitempty"` // and that the baseline's were the cached ones
+	Comparison     *judge.Report `json:"comparison,omitempty"`         // nil: no baseline yet
+	Capacity       *Capacity     `json:"capacity,omitempty"`           // a search scenario's capacities
 }
 
 // NewArtifact is rep as comparison.json holds it.
@@ -75,7 +77,8 @@ func NewArtifact(rep *Report, pr int, headSHA, commentKey string) *Artifact {
 	for _, s := range rep.Scenarios {
 		a.Scenarios = append(a.Scenarios, ArtifactScenario{Name: s.Name, Verdict: s.Verdict(), BaselineSource: s.BaselineSource,
 			BaselineRuns: s.BaselineCount(), CandidateRuns: s.CandidateCount(), Paired: s.Paired, ProfileChanged: s.ProfileChanged, Broken: s.Broken,
-			OtherTestbeds: s.OtherTestbeds, EnvChanged: s.EnvChanged, EnvHardware: s.EnvHardware, Comparison: s.Compare, Capacity: s.Capacity})
+			OtherTestbeds: s.OtherTestbeds, EnvChanged: s.EnvChanged, EnvHardware: s.EnvHardware,
+			CacheMismatch: s.CacheMismatch, CacheHotBase: s.CacheHotBaseline, Comparison: s.Compare, Capacity: s.Capacity})
 	}
 	return a
 }
@@ -174,13 +177,14 @@ func (a *Artifact) report() (*Report, error) {
 		if len(as.ProfileChanged) > 4*maxText {
 			bad("%s.profile_changed: longer than %d bytes", at, 4*maxText)
 		}
-		if len(as.Broken) > 4*maxText || len(as.EnvChanged) > 4*maxText {
-			bad("%s.broken or env_changed: longer than %d bytes", at, 4*maxText)
+		if len(as.Broken) > 4*maxText || len(as.EnvChanged) > 4*maxText || len(as.CacheMismatch) > 4*maxText {
+			bad("%s.broken, env_changed or cache_mismatch: longer than %d bytes", at, 4*maxText)
 		}
 		if as.BaselineRuns < 0 || as.CandidateRuns < 0 || as.BaselineRuns > 100000 || as.CandidateRuns > 10000 {
 			bad("%s: run counts out of range", at)
 		}
-		s := Scenario{Name: as.Name, BaselineSource: as.BaselineSource, Paired: as.Paired, ProfileChanged: as.ProfileChanged, Broken: as.Broken, OtherTestbeds: as.OtherTestbeds, EnvChanged: as.EnvChanged, EnvHardware: as.EnvHardware, baselineN: as.BaselineRuns, candidateN: as.CandidateRuns}
+		s := Scenario{Name: as.Name, BaselineSource: as.BaselineSource, Paired: as.Paired, ProfileChanged: as.ProfileChanged, Broken: as.Broken, OtherTestbeds: as.OtherTestbeds, EnvChanged: as.EnvChanged, EnvHardware: as.EnvHardware,
+			CacheMismatch: as.CacheMismatch, CacheHotBaseline: as.CacheHotBase, baselineN: as.BaselineRuns, candidateN: as.CandidateRuns}
 		if as.Capacity != nil {
 			checkCapacity(as.Capacity, at+".capacity", bad)
 			s.Capacity = as.Capacity

@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"context"
 	crand "crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -27,6 +28,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/action"
 	"github.com/aiperf-action/aiperf-action/internal/baseline"
 	"github.com/aiperf-action/aiperf-action/internal/config"
+	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/run"
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
 	"github.com/aiperf-action/aiperf-action/internal/sim/engine"
@@ -40,6 +42,10 @@ type gate struct {
 	cfg *config.Gate
 	gh  *github.Client
 	job string // this invocation's job, recorded in every run it makes
+	// nonce is this job's draw, under which its runs' prompts are their
+	// own (payloadSeed): no earlier job sent them.
+	nonce uint64
+	most  int // the most runs the scenario being run may take, for the log
 	// maxErr is the thresholds' max-error-rate, a fraction: a run with
 	// more failures is no measurement (brokenRun).
 	maxErr float64
@@ -107,7 +113,12 @@ func Run(ctx context.Context, cfg *config.Gate, env *action.Env, opt Options) (i
 	}
 	opt.defaults()
 	cfg.Baseline.DefaultStore(env.InActions())
-	g := &gate{opt: opt, env: env, cfg: cfg, job: jobID(env)}
+	g := &gate{opt: opt, env: env, cfg: cfg, job: jobID(env), nonce: opt.PayloadNonce}
+	if g.nonce == 0 {
+		var b [8]byte
+		crand.Read(b[:])
+		g.nonce = binary.LittleEndian.Uint64(b[:]) | 1
+	}
 	if err := g.check(); err != nil {
 		return 0, err
 	}
@@ -271,7 +282,7 @@ func (g *gate) scenarioProfile(sc map[string]any, target string, i int) (*config
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("config %s: scenario %q: %v", g.opt.ConfigPath, name, config.ExplainFlagError(err))
 	}
-	p.SeedSet, p.Repeat = true, i // each repeat its own prompts: none is served from the server's cache of another
+	p.SeedSet, p.Repeat = true, i // each repeat its own prompts (and runOne, this job's: payloadSeed)
 	p.NoteSet(fs)
 	if g.cfg.CacheReset == config.CacheResetLlama {
 		p.ExtraInputs = append(p.ExtraInputs, "cache_prompt:false")
@@ -348,6 +359,11 @@ func (g *gate) runScenarios(ctx context.Context, target, baseTarget string, cmp 
 				}
 				lookTime = time.Since(t0)
 			}
+			if gs.Broken == "" {
+				if err := g.checkCache(ctx, cmp, sc, &gs, target, baseTarget); err != nil {
+					return nil, err
+				}
+			}
 			if gs.Broken != "" {
 				g.logf("aiperf-action gate: scenario %s: FAIL: %s; neither compared nor stored", gs.Name, gs.Broken)
 				break
@@ -367,12 +383,20 @@ func (g *gate) runScenarios(ctx context.Context, target, baseTarget string, cmp 
 			if len(looks) > 1 {
 				gs.lookNote = fmt.Sprintf("adaptive repeats: look %d of %d after %d runs in %.1fs, at α %.3g for a FAIL and %.3g for a PASS, of the %.3g each spends over the looks", li+1, len(looks), look.N, time.Since(started).Seconds(), look.Alpha, look.PassAlpha, cmp.st.Options.Alpha)
 			}
-			if gs.Verdict() != Inconclusive || gs.EnvHardware {
-				break // more runs on another machine than the baseline's decide nothing
+			if gs.Verdict() != Inconclusive || gs.EnvHardware || gs.CacheMismatch != "" {
+				break // more runs on another machine than the baseline's, or of other cached work, decide nothing
 			}
 		}
-		if gs.lookNote != "" && gs.Compare != nil {
-			gs.Compare.Comparison.Warnings = append(gs.Compare.Comparison.Warnings, gs.lookNote)
+		if gs.Compare != nil {
+			for _, note := range []string{gs.lookNote, gs.cacheNote} {
+				if note != "" {
+					gs.Compare.Comparison.Warnings = append(gs.Compare.Comparison.Warnings, note)
+				}
+			}
+		}
+		if gs.CacheMismatch != "" {
+			g.env.Warning(fmt.Sprintf("aiperf-action: scenario %s: prefix cache differs from the baseline's: %s", gs.Name, gs.CacheMismatch))
+			g.logf("aiperf-action gate: scenario %s: not judged as a regression: %s", gs.Name, gs.CacheMismatch)
 		}
 		if gs.Compare != nil && g.cfg.Thresholds.FailOnInconclusive && Verdict(gs.Compare.Verdict) == Inconclusive {
 			gs.Compare.Comparison.Warnings = append(gs.Compare.Comparison.Warnings, "fail-on-inconclusive is set")
@@ -384,45 +408,86 @@ func (g *gate) runScenarios(ctx context.Context, target, baseTarget string, cmp 
 
 // runRepeats runs repeats from..to of scenario sc (of most planned).
 func (g *gate) runRepeats(ctx context.Context, sc map[string]any, gs *Scenario, target, baseTarget string, from, to, most int) error {
+	g.most = most
 	for i := from; i <= to; i++ {
-		arms := []bool{false} // the candidate
+		var err error
 		if gs.Paired {
-			arms = []bool{true, false} // baseline first, then in turn
-			if i%2 == 0 {
-				arms = []bool{false, true}
-			}
+			err = g.runPair(ctx, sc, gs, target, baseTarget, i, 0)
+		} else {
+			err = g.runOne(ctx, sc, gs, target, i, armCandidate, 0)
 		}
-		for _, base := range arms {
-			t, arm := target, ""
-			if base {
-				t, arm = baseTarget, " (baseline server)"
-			}
-			p, err := g.scenarioProfile(sc, t, i)
-			if err != nil {
-				return err
-			}
-			if base {
-				p.ArtifactDir = filepath.Join(filepath.Dir(p.ArtifactDir), fmt.Sprintf("baseline-%d", i))
-			}
-			if err := g.resetCache(ctx, t); err != nil {
-				return err
-			}
-			g.logf("aiperf-action gate: scenario %s, run %d of %d%s", gs.Name, i, most, arm)
-			res, err := g.measure(ctx, p, gs.Name, i)
-			if err != nil {
-				return err
-			}
-			if base {
-				gs.Baseline = append(gs.Baseline, res.Run)
-			} else {
-				gs.Candidate = append(gs.Candidate, res.Run)
-				gs.candidateJSON = append(gs.candidateJSON, res.JSON)
-			}
-			if why := brokenRun(res.Run, g.maxErr); why != "" {
-				gs.Broken = fmt.Sprintf("run %d%s is no measurement: %s", i, arm, why)
-				return nil // more runs would say the same
-			}
+		if err != nil || gs.Broken != "" {
+			return err // (a broken run: more runs would say the same)
 		}
+	}
+	return nil
+}
+
+// runPair runs repeat i of a paired scenario on both servers, in the
+// order A B, B A, A B, … so that a drift within the job falls on both.
+func (g *gate) runPair(ctx context.Context, sc map[string]any, gs *Scenario, target, baseTarget string, i, try int) error {
+	arms := []int{armBaseline, armCandidate}
+	if i%2 == 0 {
+		arms = []int{armCandidate, armBaseline}
+	}
+	for _, arm := range arms {
+		t := target
+		if arm == armBaseline {
+			t = baseTarget
+		}
+		if err := g.runOne(ctx, sc, gs, t, i, arm, try); err != nil || gs.Broken != "" {
+			return err
+		}
+	}
+	return nil
+}
+
+// runOne runs repeat i of scenario sc on arm's server at target, with the
+// prompts of this job's try: try 0 adds the run to gs, a later try (fresh
+// prompts, after a run the prefix cache served) takes run i's place, its
+// folder beside the first's.
+func (g *gate) runOne(ctx context.Context, sc map[string]any, gs *Scenario, target string, i, arm, try int) error {
+	p, err := g.scenarioProfile(sc, target, i)
+	if err != nil {
+		return err
+	}
+	p.PayloadSeed = g.payloadSeed(gs.Name, i, arm, try)
+	name, label := fmt.Sprintf("run-%d", i), ""
+	if arm == armBaseline {
+		name, label = fmt.Sprintf("baseline-%d", i), " (baseline server)"
+	}
+	if try > 0 {
+		name += fmt.Sprintf("-fresh-%d", try)
+		label += ", again with fresh prompts"
+	}
+	p.ArtifactDir = filepath.Join(filepath.Dir(p.ArtifactDir), name)
+	if err := g.resetCache(ctx, target); err != nil {
+		return err
+	}
+	g.logf("aiperf-action gate: scenario %s, run %d of %d%s", gs.Name, i, max(g.most, i), label)
+	res, err := g.measure(ctx, p, gs.Name, i)
+	if err != nil {
+		return err
+	}
+	put := func(runs []*result.Run, r *result.Run) []*result.Run {
+		if try > 0 && i-1 < len(runs) {
+			runs[i-1] = r
+			return runs
+		}
+		return append(runs, r)
+	}
+	if arm == armBaseline {
+		gs.Baseline = put(gs.Baseline, res.Run)
+	} else {
+		gs.Candidate = put(gs.Candidate, res.Run)
+		if try > 0 && i-1 < len(gs.candidateJSON) {
+			gs.candidateJSON[i-1] = res.JSON
+		} else {
+			gs.candidateJSON = append(gs.candidateJSON, res.JSON)
+		}
+	}
+	if why := brokenRun(res.Run, g.maxErr); why != "" {
+		gs.Broken = fmt.Sprintf("run %d%s is no measurement: %s", i, label, why)
 	}
 	return nil
 }
@@ -461,8 +526,8 @@ func (g *gate) measure(ctx context.Context, p *config.Profile, name string, i in
 }
 
 // warmup sends the first scenario's requests once, unmeasured, in a closed
-// loop at its concurrency: 2 per stream, at least 4. Its prompts are the
-// lone run's (repeat 0), which no measured repeat sends.
+// loop at its concurrency: 2 per stream, at least 4. Its prompts are this
+// job's own, which no measured run sends.
 func (g *gate) warmup(ctx context.Context, sc map[string]any, target string) error {
 	p, err := g.lightProfile(sc, target, "warmup")
 	if err != nil {

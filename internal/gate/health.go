@@ -83,6 +83,7 @@ func clip(s string, n int) string {
 // synthetic prompts (a trace would replay its timestamps) with no ramps,
 // cancellations or server metrics: the base of the warmup and the probe.
 func (g *gate) lightProfile(sc map[string]any, target, dir string) (*config.Profile, error) {
+	name := config.ScenarioName(sc)
 	if isSearch(sc) {
 		sp, err := g.searchPlan(sc, target, dir)
 		if err != nil {
@@ -94,7 +95,7 @@ func (g *gate) lightProfile(sc map[string]any, target, dir string) (*config.Prof
 	if err != nil {
 		return nil, err
 	}
-	p.Repeat = 0 // the lone run's prompts, which no measured repeat sends
+	p.Repeat, p.PayloadSeed = 0, g.payloadSeed(name, 0, armLight, 0) // this job's, which no measured run sends
 	p.RequestRate, p.FixedSchedule, p.BenchmarkDuration, p.WarmupRequestCount, p.WarmupDuration = 0, false, 0, 0, 0
 	if p.CustomDatasetType != "" {
 		p.InputFile, p.CustomDatasetType = "", ""

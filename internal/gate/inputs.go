@@ -71,6 +71,9 @@ type Options struct {
 	// Kube runs workers.kubernetes's runs (kuberun.Runner, which the
 	// command wires in; nil: such a config is refused when run).
 	Kube kube.Runner
+	// PayloadNonce, when not 0, is the job's nonce in place of a random
+	// draw (tests that rebuild a job's prompts).
+	PayloadNonce uint64
 
 	badBools []string // inputs that wanted true or false
 }

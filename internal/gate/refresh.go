@@ -21,6 +21,10 @@ func (g *gate) refresh(ctx context.Context, store baseline.Store, scenarios []Sc
 			g.logf("aiperf-action gate: %s: nothing stored in the baselines: %s", sc.Name, sc.Broken)
 			continue
 		}
+		if sc.CacheMismatch != "" && !sc.CacheHotBaseline {
+			g.logf("aiperf-action gate: %s: nothing stored in the baselines: its runs were served from the server's prefix cache: %s", sc.Name, sc.CacheMismatch)
+			continue
+		}
 		runs := sc.candidateJSON
 		if accepted != "" {
 			runs = make([][]byte, len(sc.candidateJSON))

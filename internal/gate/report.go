@@ -48,6 +48,15 @@ type Scenario struct {
 	// reads INCONCLUSIVE ("environment changed").
 	EnvChanged  string
 	EnvHardware bool
+	// CacheMismatch says why the runs' prefix-cache hits differ from the
+	// baseline's beyond cacheTolerance, after a run again with fresh
+	// prompts (checkCache): they measured other work, and the scenario
+	// reads INCONCLUSIVE, never FAIL or PASS. CacheHotBaseline says the
+	// baseline's side was the cached one.
+	CacheMismatch    string
+	CacheHotBaseline bool
+	cacheChecked     int    // the candidate runs checkCache has seen
+	cacheNote        string // the server's prefix caching changed, compared as it is
 	// Broken says why the scenario's runs are no measurement (none of a
 	// run's requests succeeded, or more failed than max-error-rate): it
 	// FAILs, whether or not there is a baseline, and nothing is stored.
@@ -107,6 +116,9 @@ func (s *Scenario) Verdict() Verdict {
 		return NoBaseline
 	}
 	if s.EnvHardware && s.Compare.Verdict == compare.Fail {
+		return Inconclusive
+	}
+	if s.CacheMismatch != "" && s.Compare.Verdict != compare.Inconclusive {
 		return Inconclusive
 	}
 	return Verdict(s.Compare.Verdict)

@@ -208,6 +208,7 @@ func (g *gate) runSearchScenario(ctx context.Context, sc map[string]any, target,
 		}
 		arm := map[int]string{0: "", 1: " (baseline server)"}[i]
 		so := p.so
+		so.PayloadNonce = g.payloadSeed(gs.Name, 0, armSearch, i) // each arm's probes their own prompts, this job's
 		so.Run = run.Options{Cmdline: "aiperf-action gate (scenario " + gs.Name + ", search)", Stderr: g.opt.Stderr, Job: g.job, Environment: g.fp}
 		probes := 0
 		so.Search.OnProbe = func(pb capacity.Probe, e capacity.Estimate) {

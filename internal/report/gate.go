@@ -84,6 +84,9 @@ func GateMarkdown(rep *gate.Report, marker string, full bool) string {
 			} else {
 				fmt.Fprintf(&b, "%s of this PR against %s (%s).\n\n", plural(s.CandidateCount(), "run"), EscapeMarkdown(s.BaselineSource), plural(s.BaselineCount(), "run"))
 			}
+			if s.CacheMismatch != "" {
+				fmt.Fprintf(&b, "⚠️ **Prefix cache differs from the baseline's:** %s. These runs and the baseline's measured different work, so this scenario reads INCONCLUSIVE, never FAIL or PASS.\n\n", EscapeMarkdown(s.CacheMismatch))
+			}
 			switch {
 			case s.EnvHardware && s.Paired:
 				fmt.Fprintf(&b, "⚠️ **Environment differs between the arms:** %s. The baseline server's GPUs are not the candidate's as their DCGM exporters report them, so a worsening here is no evidence against this PR: it reads INCONCLUSIVE, never FAIL.\n\n", EscapeMarkdown(s.EnvChanged))

@@ -193,6 +193,9 @@ func title(rep *gate.Report, rows []row) string {
 		if s := envChanged(rep); s != nil {
 			return fmt.Sprintf("⚠️ Environment changed in `%s`: not judged as a regression", EscapeMarkdown(s.Name))
 		}
+		if s := cacheDiffers(rep); s != nil {
+			return fmt.Sprintf("⚠️ Prefix cache differs from the baseline's in `%s`: not judged", EscapeMarkdown(s.Name))
+		}
 		n := 0
 		for _, x := range rows {
 			if x.r.Verdict == compare.Inconclusive {
@@ -287,6 +290,11 @@ func nextStep(rep *gate.Report, rows []row) string {
 		return "**This blocks the merge.**"
 	case rep.Verdict == gate.Inconclusive && envChanged(rep) != nil && !rep.FailOnInconclusive:
 		return "**Not blocked:** this job ran on another machine or driver than the baseline's newest runs, so a slowdown may be the machine's. Keep the gate's runners alike (a runner label, or `testbed:` naming the machine), or let the default branch's next refresh make this machine the baseline."
+	case rep.Verdict == gate.Inconclusive && cacheDiffers(rep) != nil && !rep.FailOnInconclusive:
+		if cacheDiffers(rep).CacheHotBaseline {
+			return "**Not blocked:** the stored baseline runs measured the server's prefix cache, not its prefill, so nothing here is compared. The default branch's next refresh (a push, or the `workflow_dispatch` refresh in docs/action.md) stores runs with prompts of their own."
+		}
+		return "**Not blocked:** this job's runs were served from the server's prefix cache and the baseline's were not, so nothing here is compared. Clear the cache before each run (`cache-reset: vllm`, `sglang` or `llama`), or let the job start its own server."
 	case rep.Verdict == gate.Inconclusive:
 		lead := "**Not blocked:** an undecided result passes."
 		if rep.FailOnInconclusive {
@@ -309,6 +317,17 @@ func nextStep(rep *gate.Report, rows []row) string {
 		return "**Nothing to do:** these runs pass. Once the default branch runs the gate (a push, or the `workflow_dispatch` seed in docs/action.md), its runs are the baseline pull requests are compared with."
 	}
 	return "**Nothing to do:** every gated statistic is within its tolerance."
+}
+
+// cacheDiffers is the first compared scenario whose runs the prefix
+// cache served otherwise than the baseline's, or nil.
+func cacheDiffers(rep *gate.Report) *gate.Scenario {
+	for i := range rep.Scenarios {
+		if s := &rep.Scenarios[i]; s.CacheMismatch != "" && s.Compare != nil {
+			return s
+		}
+	}
+	return nil
 }
 
 // envChanged is the first scenario whose FAIL was set aside because the

@@ -40,7 +40,7 @@ func GateHTML(rep *gate.Report, resultsDir, version string) ([]byte, error) {
 	for _, s := range rep.Scenarios {
 		hs := HTMLScenario{Name: s.Name, Verdict: string(s.Verdict()), Comparison: s.Compare,
 			Notes: []string{fmt.Sprintf("%d candidate runs against %d baseline runs", s.CandidateCount(), s.BaselineCount())}}
-		for _, note := range []string{s.Broken, s.ProfileChanged, s.EnvChanged, s.BaselineSource} {
+		for _, note := range []string{s.Broken, s.ProfileChanged, s.CacheMismatch, s.EnvChanged, s.BaselineSource} {
 			if note != "" {
 				hs.Notes = append(hs.Notes, note)
 			}

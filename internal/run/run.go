@@ -35,7 +35,6 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/schedule"
-	"github.com/aiperf-action/aiperf-action/internal/seeds"
 	"github.com/aiperf-action/aiperf-action/internal/servermetrics"
 	"github.com/aiperf-action/aiperf-action/internal/sysstat"
 	"github.com/aiperf-action/aiperf-action/internal/testbed"
@@ -447,7 +446,7 @@ func (r *profileRun) assemble(sum *metrics.Summary, g *gathered, interrupted boo
 		Seed:        p.Seed,
 		Repeat:      p.Repeat,
 		Job:         r.opt.Job,
-		PayloadSeed: seeds.PayloadSeed(p.Seed, p.Repeat),
+		PayloadSeed: schedule.PayloadSeed(p, p.Seed),
 		DurationS:   sum.DurationS,
 		Target:      result.Target{URL: r.target, URLs: manyOf(r.targets), Model: p.Model, Models: manyOf(p.Models()), Selection: modelSelection(p), EndpointType: p.EndpointType, Streaming: p.Streaming},
 		Load:        loadOf(p, prof),

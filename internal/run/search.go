@@ -16,6 +16,7 @@ import (
 	"github.com/aiperf-action/aiperf-action/internal/config"
 	"github.com/aiperf-action/aiperf-action/internal/record"
 	"github.com/aiperf-action/aiperf-action/internal/result"
+	"github.com/aiperf-action/aiperf-action/internal/seeds"
 )
 
 // SearchFile is a capacity search's record in its artifact folder: its
@@ -117,6 +118,11 @@ type SearchOptions struct {
 	// returns after it: two searches side by side (a paired A/B gate)
 	// take turns through it, probe by probe.
 	Take func() (release func())
+	// PayloadNonce picks the probes' prompts: probe k sends the words of
+	// seeds.Fresh(seed, PayloadNonce, k), its own, so no probe is served
+	// from the server's cache of another's (or, with a nonce a job draws,
+	// of another job's); their lengths and arrivals stay each replicate's.
+	PayloadNonce uint64
 }
 
 // SearchStoreKey names a search for the baselines: a digest of the
@@ -194,6 +200,7 @@ func Search(ctx context.Context, p config.Profile, so SearchOptions) (*SearchDoc
 		}
 		q := p
 		q.Seed = baseSeed + uint64(rep) // (each replicate its seed, the same at every load)
+		q.PayloadSeed = seeds.Fresh(baseSeed, so.PayloadNonce, uint64(len(doc.Probes)))
 		what := "rate"
 		if byConcurrency {
 			q.Concurrency, q.ConcurrencySet, q.RequestRate, what = int(load), true, 0, "concurrency"

@@ -29,6 +29,29 @@ type builder struct {
 	audioOnly  bool     // an audio_transcription endpoint: each request a clip, no text
 	systemISL  int      // the tokens of --system-prompt (0: none)
 	videos     []string // the synthetic clips (--video-*), as data URLs
+	seed       uint64   // the plan's root seed (its profiling phase's)
+}
+
+// wordsRoot is the root of the words (prompts, prefixes, media) of the
+// phase whose seed is seed: the repeat's (seeds.PayloadSeed), or, where
+// the profile names its payload seed, that seed for the profiling phase
+// and that seed's warmup stream for the warmup.
+func (b *builder) wordsRoot(seed uint64) uint64 {
+	p := b.p
+	switch {
+	case p.PayloadSeed == 0:
+		return seeds.PayloadSeed(seed, p.Repeat)
+	case seed == b.seed:
+		return p.PayloadSeed
+	default:
+		return seeds.Root(p.PayloadSeed, seeds.StreamWarmup)
+	}
+}
+
+// PayloadSeed is the root of the words of p's plan with seed, as run.json
+// records it (payload_seed): the profile's own where it names one.
+func PayloadSeed(p *config.Profile, seed uint64) uint64 {
+	return (&builder{p: p, seed: seed}).wordsRoot(seed)
 }
 
 // Build makes the plan for p with seed. It decides every phase's shape and
@@ -53,7 +76,7 @@ func Build(p *config.Profile, seed uint64) (*Plan, error) {
 		return nil, err
 	}
 	tr := endpoint.TraitsOf(kind)
-	b := &builder{p: p, kind: kind, traits: tr, extra: extra, mix: mix, tok: tok, rankings: tr.Ranking, imagesOnly: tr.ImageRetrieval, audioOnly: tr.AudioTranscription}
+	b := &builder{p: p, kind: kind, traits: tr, extra: extra, mix: mix, tok: tok, rankings: tr.Ranking, imagesOnly: tr.ImageRetrieval, audioOnly: tr.AudioTranscription, seed: seed}
 	if p.SystemPrompt != "" {
 		b.systemISL = tok.Count(p.SystemPrompt)
 	}
@@ -170,7 +193,7 @@ func (b *builder) warmup(seed uint64) *Phase {
 		conc = p.Concurrency
 	}
 	ph.Ceiling = conc
-	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: seeds.PayloadSeed(seed, p.Repeat), synthetic: true, modelRoot: seeds.Root(seed, seeds.StreamModels)}
+	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: b.wordsRoot(seed), synthetic: true, modelRoot: seeds.Root(seed, seeds.StreamModels)}
 	ph.gen = g
 	if p.NumWarmupSessions > 0 {
 		// Whole synthetic sessions, laid out as the profiling phase lays
@@ -207,7 +230,7 @@ func (b *builder) profiling(seed uint64) (*Phase, string, error) {
 	ph := &Phase{Name: PhaseProfiling, Seed: seed, Ceiling: p.Ceiling(), Prefill: p.PrefillConcurrency, PrefillRamp: seconds(p.PrefillRampDuration), ConcRampNs: seconds(p.ConcurrencyRampDuration),
 		DurationNs: seconds(p.BenchmarkDuration), GraceNs: seconds(p.GracePeriod),
 		CancelPct: p.CancellationRate, CancelDelay: seconds(p.CancellationDelay)}
-	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: seeds.PayloadSeed(seed, p.Repeat), synthetic: p.InputFile == "", modelRoot: seeds.Root(seed, seeds.StreamModels)}
+	g := &gen{b: b, ids: seed, lengthsRoot: seed, wordsRoot: b.wordsRoot(seed), synthetic: p.InputFile == "", modelRoot: seeds.Root(seed, seeds.StreamModels)}
 	g.shapes(p, seed)
 	var digest string
 	if p.InputFile != "" {

@@ -14,14 +14,17 @@ import (
 // load (URL, headers, worker count, artifact folder) is left out, so a run
 // against a new server build stays comparable with its baseline.
 //
-// A gate repeat (p.Repeat > 0) is hashed as the lone run's plan (repeat 0)
-// marked "payloads per repeat": every repeat of a profile has one hash,
-// whatever its own prompts, and it differs from the hash of runs that sent
-// the same prompts each time (those were served from the server's cache).
+// A gate repeat (p.Repeat > 0), or a run with its own payload seed (each
+// gate job's, p.PayloadSeed), is hashed as the lone run's plan (repeat 0)
+// marked "payloads per repeat": every repeat of a profile in every job has
+// one hash, whatever its own prompts, and it differs from the hash of runs
+// that sent the same prompts each time (those were served from the
+// server's cache).
 func (pl *Plan) Hash(p *config.Profile) string {
-	if p.Repeat != 0 {
+	perRun := p.Repeat != 0 || p.PayloadSeed != 0
+	if perRun {
 		q := *p
-		q.Repeat = 0
+		q.Repeat, q.PayloadSeed = 0, 0
 		if canon, err := Build(&q, pl.Seed); err == nil {
 			pl = canon
 		}
@@ -37,7 +40,7 @@ func (pl *Plan) Hash(p *config.Profile) string {
 	if pl.Tokenizer != nil {
 		norm.Tokenizer = pl.Tokenizer.Digest()
 	}
-	if p.Repeat != 0 {
+	if perRun {
 		norm.Payloads = "per-repeat"
 	}
 	enc := json.NewEncoder(h)

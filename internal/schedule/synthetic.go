@@ -221,7 +221,7 @@ func (b *builder) videosOf(i int) []string {
 func (b *builder) videoPool(seed uint64, requests int) error {
 	p := b.p
 	n := min(max(p.NumDatasetEntries, 1), max(requests*p.VideoBatchSize, 1))
-	root := seeds.Root(seeds.PayloadSeed(seed, p.Repeat), seeds.StreamVideo)
+	root := seeds.Root(b.wordsRoot(seed), seeds.StreamVideo)
 	b.videos = make([]string, n)
 	for k := range n {
 		u, err := dataset.SyntheticVideo(p.VideoSpec(), root, k)

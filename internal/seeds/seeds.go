@@ -30,6 +30,7 @@ const (
 	StreamAudio                    // synthetic audio: request i's lengths and samples are its own source
 	StreamVideo                    // synthetic video: clip k of the pool is its own source
 	StreamModels                   // --model-selection-strategy random: request i's model is its own source
+	StreamFresh                    // payload seeds drawn for one job (Fresh): draw index under a nonce is its own source
 )
 
 // The one recipe, from (root seed, stream, index) to a PCG source, kept in
@@ -57,6 +58,7 @@ var salts = map[uint64]uint64{
 	StreamAudio:         0xd6e8feb86659fd93 ^ 0xc2b2ae35,
 	StreamVideo:         0xbf58476d1ce4e5b9 ^ 0x27d4eb2f,
 	StreamModels:        0xa0761d6478bd642f ^ 0x165667b1,
+	StreamFresh:         0xe7037ed1a0b428db ^ 0xd35a2d97,
 }
 
 const phi = 0x9e3779b97f4a7c15 // 2^64 / the golden ratio
@@ -82,6 +84,20 @@ func PayloadSeed(root uint64, repeat int) uint64 {
 		return root
 	}
 	return rand.New(Source(root, StreamRepeats, uint64(repeat))).Uint64()
+}
+
+// Fresh is a payload seed no plan made from root alone draws: draw index
+// under nonce, a number one job (or one search) draws for itself, so its
+// prompts are its own while their lengths, arrivals and ids stay root's.
+// A profile given it (config.Profile.PayloadSeed) sends those words; the
+// run records it as payload_seed, from which, with the root seed, its plan
+// is rebuilt. Never 0 (which a profile reads as "none given").
+func Fresh(root, nonce, index uint64) uint64 {
+	s := rand.New(Source(root^nonce, StreamFresh, index)).Uint64()
+	if s == 0 {
+		s = phi
+	}
+	return s
 }
 
 // Root derives a stream's own root seed.

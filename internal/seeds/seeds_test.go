@@ -7,7 +7,7 @@ import (
 
 var allStreams = []uint64{StreamLengths, StreamPayloads, StreamArrivals, StreamCancellations, StreamIDs, StreamWarmup,
 	StreamRepeats, StreamBlocks, StreamSampling, StreamPrefixes, StreamPrefixPicks, StreamTurns, StreamTurnDelays,
-	StreamFileOSL, StreamUserContexts, StreamRankings, StreamImages, StreamAudio}
+	StreamFileOSL, StreamUserContexts, StreamRankings, StreamImages, StreamAudio, StreamVideo, StreamModels, StreamFresh}
 
 // The recipe's outputs for one root, pinned: a change here changes every
 // plan's inputs.json and profile_hash, and so every stored baseline's key
@@ -27,6 +27,7 @@ func TestRecipePinned(t *testing.T) {
 		{"Pool(0)", Pool(root, 0), 0x9e3779b97f4a7c3f},
 		{"WekaOwn", WekaOwn(root), 0x6f7744},
 		{"Draw(5)", Draw(root, 5).Uint64(), 0x657e4ace47bc9e4b},
+		{"Fresh(7, 3)", Fresh(root, 7, 3), 0xbb91db4990521c61},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s = %#x, want %#x", tc.name, tc.got, tc.want)
@@ -86,5 +87,32 @@ func TestPayloadSeed(t *testing.T) {
 			t.Fatalf("repeats %d and %d share payload root %#x", o, r, p)
 		}
 		seen[p] = r
+	}
+}
+
+// A job's fresh payload seeds are its own: no two nonces, and no nonce and
+// the seed alone (PayloadSeed, the plans every job made before), give one
+// draw the same seed.
+func TestFreshIsEachJobsOwn(t *testing.T) {
+	const root = 5
+	seen := map[uint64]string{}
+	for r := range 64 {
+		seen[PayloadSeed(root, r)] = "PayloadSeed"
+	}
+	for _, nonce := range []uint64{0, 1, 2, 1 << 40, 0xdeadbeef} {
+		for i := range uint64(64) {
+			s := Fresh(root, nonce, i)
+			if s == 0 {
+				t.Fatalf("Fresh(%d, %d) = 0", nonce, i)
+			}
+			key := "Fresh"
+			if o, ok := seen[s]; ok {
+				t.Errorf("nonce %d draw %d: %#x, as %s drew", nonce, i, s, o)
+			}
+			seen[s] = key
+		}
+	}
+	if Fresh(root, 9, 4) != Fresh(root, 9, 4) {
+		t.Error("Fresh is not a pure function")
 	}
 }
