@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -232,77 +234,145 @@ func runGateLocal(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String() + errb.String(), errb.String()
 }
 
-// The gate's repeats measure the server, not its prefix cache. Against the
-// llama-server CI starts (which caches prompts by default), three repeats
-// of one seeded profile send their own prompts: none is served from the
-// cache. The control is a second job with the same seed, which resends the
-// first job's prompts and is served from the cache: its TTFT is an order
-// of magnitude lower (before this change, runs 2 and 3 of one job were like
-// it: 79 ms, then 4.6 and 5.3 ms, 99.8% cached). The repeats' TTFT p50
-// spread is logged; it is held only to a bound far inside the cache's
-// effect, since this server's per-request TTFT is itself bimodal on this
-// machine (76–108 ms within one run of 8 requests). The seed is new at
-// each invocation, since the server outlives it and this test runs twice
-// in CI.
-func TestRealServerRepeatsMissTheCache(t *testing.T) {
+// The gate against a server that outlives its jobs (url:, the llama-server
+// CI starts, which caches prompts by default and is not restarted here):
+// a refresh, then a pull request's gate on the unchanged server, then a
+// paired A/A with both arms on that one server. Every run sends prompts
+// of its own (no job, repeat or arm resends another's), so every run's
+// share of prompt tokens served from the cache is the baseline's within
+// a few points (the chat template's ~4%), and no verdict is one the cache
+// made. The control: a run's prompts, rebuilt from its run.json (profile
+// --random-seed --payload-seed) and sent again, are served from the cache
+// and its TTFT falls by an order of magnitude, so a replay would show.
+// (Before each job drew its own prompts, the pull request's runs resent
+// the refresh's: 99.8% cached, TTFT p50 5.5 ms against 60 ms.) A verdict
+// missed with 5% CPU steal or more in the runs is skipped with its
+// figures, as TestRealServerGate does; the cache figures are asserted
+// whatever the steal.
+func TestRealServerGateOnALongLivedServer(t *testing.T) {
 	url := realServer(t)
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "gate.yml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(`url: %s
+	seed := time.Now().UnixNano() % 1_000_000_007
+	config := func(name, extra string) string {
+		p := filepath.Join(dir, name+".yml")
+		os.WriteFile(p, []byte(fmt.Sprintf(`url: %s
 model: testmodel
 repeats: 3
+max-repeats: 3
 seed: %d
-warmup: false
-scenarios:
-  - name: cache-c1
-    endpoint-type: completions
+%sscenarios:
+  - name: chat-c2
+    endpoint-type: chat
     streaming: true
-    concurrency: 1
-    request-count: 8
-    isl: 512
+    concurrency: 2
+    request-count: 24
+    isl: 384
     osl: 8
     extra-inputs: ["ignore_eos:true"]
+thresholds:
+  max-regression: 25%%
+  metrics: ["time_to_first_token:p50", "request_latency:p50"]
 baseline:
   store: folder
   path: %s
-`, url, time.Now().UnixNano()%1_000_000_007, filepath.Join(dir, "baselines"))), 0o644)
-	job := func(name string) (p50s, cached []float64) {
-		code, out, errs := runGateLocal(t, "--config", cfg, "--mode", "run", "--results-dir", filepath.Join(dir, name))
-		if code != 0 {
-			t.Fatalf("%s: exit %d\n%s\n%s", name, code, out, errs)
-		}
+`, url, seed, extra, filepath.Join(dir, "baselines"))), 0o644)
+		return p
+	}
+	type runFig struct {
+		name        string
+		payloadSeed uint64
+		p50, cached float64
+	}
+	runs := func(job, prefix string) []runFig {
+		var out []runFig
 		for i := 1; i <= 3; i++ {
-			run, err := result.Read(filepath.Join(dir, name, "cache-c1", fmt.Sprintf("run-%d", i)))
+			name := fmt.Sprintf("%s-%d", prefix, i)
+			run, err := result.Read(filepath.Join(dir, job, "chat-c2", name))
 			if err != nil {
 				t.Fatal(err)
 			}
 			pc := run.ToolHealth.PromptCache
 			if pc == nil {
-				t.Fatalf("%s run %d: no prompt_cache in run.json (the server's /metrics has llamacpp:prompt_tokens_cached_total)", name, i)
+				t.Fatalf("%s %s: no prompt_cache in run.json (the server's /metrics has llamacpp:prompt_tokens_cached_total)", job, name)
 			}
-			p50s = append(p50s, run.Metrics[metrics.TTFT].Dist.P50)
-			cached = append(cached, pc.CachedFraction)
+			f := runFig{name, run.PayloadSeed, run.Metrics[metrics.TTFT].Dist.P50, pc.CachedFraction}
+			t.Logf("%-7s %-10s payload_seed %-20d TTFT p50 %6.1f ms, cached %5.1f%%", job, name, f.payloadSeed, f.p50, 100*f.cached)
+			out = append(out, f)
 		}
-		t.Logf("%s: TTFT p50 %.1f, %.1f, %.1f ms; cached %.0f%%, %.0f%%, %.0f%%", name, p50s[0], p50s[1], p50s[2], 100*cached[0], 100*cached[1], 100*cached[2])
-		return p50s, cached
+		return out
 	}
-	fresh, freshCached := job("job-1")
-	resent, resentCached := job("job-2") // the same seed again: the control
-	lo, hi := fresh[0], fresh[0]
-	for i := range fresh {
-		lo, hi = min(lo, fresh[i]), max(hi, fresh[i])
-		if freshCached[i] > 0.5 {
-			t.Errorf("job 1 run %d: %.0f%% of its prompt tokens came from the cache", i+1, 100*freshCached[i])
+	gate := func(job string, args ...string) (int, string) {
+		code, out, errs := runGateLocal(t, append(args, "--results-dir", filepath.Join(dir, job))...)
+		if code == ExitError {
+			t.Fatalf("gate %s: exit %d\n%s\n%s", job, code, out, errs)
 		}
-		if resentCached[i] < 0.9 {
-			t.Errorf("control: job 2 run %d resent job 1's prompts but only %.0f%% came from the cache (does the server cache prompts?)", i+1, 100*resentCached[i])
+		return code, out
+	}
+	verdict := func(job string, code int, out string) {
+		rep, _ := os.ReadFile(filepath.Join(dir, job, "report.md"))
+		if strings.Contains(string(rep), "Prefix cache differs") || strings.Contains(out, "again with fresh prompts") {
+			t.Errorf("%s: the prefix cache served the runs unlike the baseline's:\n%s", job, rep)
 		}
-		if fresh[i] < 4*resent[i] {
-			t.Errorf("job 1 run %d: TTFT p50 %.1f ms is not far above the cached control's %.1f ms", i+1, fresh[i], resent[i])
+		if code == ExitRegression {
+			if steal := maxSteal(t, filepath.Join(dir, job)); steal >= 5 {
+				t.Skipf("%s: FAIL on the unchanged server with %.1f%% CPU steal in its runs: the verdict was not checked\n%s", job, steal, rep)
+			}
+			t.Errorf("%s: the unchanged server FAILed:\n%s", job, rep)
 		}
 	}
-	t.Logf("job 1's repeats spread %.1f%% (the issue's bound: 20%%)", 100*(hi/lo-1))
-	if hi > 1.5*lo {
-		t.Errorf("job 1's repeats spread %.0f%%: more than this server's own noise", 100*(hi/lo-1))
+	alike := func(what string, a, b float64) {
+		if math.Abs(a-b) > 0.05 {
+			t.Errorf("%s: %.1f%% of its prompt tokens were served from the cache against %.1f%%", what, 100*a, 100*b)
+		}
+	}
+
+	if code, out := gate("main", "--config", config("gate", ""), "--mode", "refresh", "--commit", "main0001"); code != 0 {
+		t.Fatalf("refresh: exit %d\n%s", code, out)
+	}
+	base := runs("main", "run")
+	code, out := gate("pr", "--config", config("gate", ""), "--mode", "run")
+	pr := runs("pr", "run")
+	ref := []float64{base[0].cached, base[1].cached, base[2].cached}
+	sort.Float64s(ref)
+	for i := range pr {
+		alike("pr "+pr[i].name, pr[i].cached, ref[1])
+		for _, b := range base {
+			if pr[i].payloadSeed == b.payloadSeed {
+				t.Errorf("pr %s resends the refresh's %s prompts (payload_seed %d)", pr[i].name, b.name, b.payloadSeed)
+			}
+		}
+	}
+	verdict("pr", code, out)
+
+	code, out = gate("ab", "--config", config("ab", "baseline-server:\n  url: "+url+"\n"), "--mode", "run")
+	cand, arm := runs("ab", "run"), runs("ab", "baseline")
+	for i := range cand {
+		alike(fmt.Sprintf("ab pair %d", i+1), cand[i].cached, arm[i].cached)
+		if cand[i].payloadSeed == arm[i].payloadSeed {
+			t.Errorf("ab pair %d: both arms send the prompts of payload_seed %d", i+1, cand[i].payloadSeed)
+		}
+	}
+	verdict("ab", code, out)
+
+	// The control: pr run 2's prompts again, rebuilt from its run.json.
+	replay := filepath.Join(dir, "replay")
+	res := runCLI(t, 5*time.Minute, "profile", "-m", "testmodel", "-u", url, "--endpoint-type", "chat", "--streaming", "--concurrency", "2",
+		"--request-count", "24", "--isl", "384", "--osl", "8", "--extra-inputs", "ignore_eos:true",
+		"--random-seed", fmt.Sprint(seed), "--payload-seed", fmt.Sprint(pr[1].payloadSeed), "--artifact-dir", replay)
+	if res.code != 0 {
+		t.Fatalf("replay: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	again, err := result.Read(replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := again.ToolHealth.PromptCache
+	if pc == nil || pc.CachedFraction < 0.9 || again.PayloadSeed != pr[1].payloadSeed {
+		t.Fatalf("control: pr run-2's prompts again (payload_seed %d): %+v (does the server cache prompts?)", again.PayloadSeed, pc)
+	}
+	p50 := again.Metrics[metrics.TTFT].Dist.P50
+	t.Logf("control: pr run-2's prompts again: TTFT p50 %.1f ms, cached %.1f%% (%.1f ms fresh)", p50, 100*pc.CachedFraction, pr[1].p50)
+	if pr[1].p50 < 4*p50 {
+		t.Errorf("pr run-2's TTFT p50 %.1f ms is not far above its replay's %.1f ms", pr[1].p50, p50)
 	}
 }

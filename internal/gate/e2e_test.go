@@ -55,6 +55,8 @@ type GateOptions struct {
 	HTTPClient *http.Client
 	Stdout     io.Writer
 	Stderr     io.Writer
+	// PayloadNonce is the job's nonce (0: drawn, as the gate does).
+	PayloadNonce uint64
 }
 
 // gatePanicHook, when set, is called with the token once the environment
@@ -72,7 +74,7 @@ func Gate(ctx context.Context, args []string, opt GateOptions) int {
 		return ExitError
 	}
 	return gate.Main(ctx, gate.MainOptions{Getenv: opt.Getenv, HTTPClient: opt.HTTPClient, Stdout: opt.Stdout, Stderr: opt.Stderr, OnEnv: gatePanicHook,
-		Flag: flag, Render: func(marker string) gate.Renderer { return report.Gate{Marker: marker} }})
+		Flag: flag, Render: func(marker string) gate.Renderer { return report.Gate{Marker: marker} }, PayloadNonce: opt.PayloadNonce})
 }
 
 // tinyConfig is a fast simulator gate config (fixture.GateConfig); ttft

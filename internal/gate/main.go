@@ -33,6 +33,9 @@ type MainOptions struct {
 	// Kube runs workers.kubernetes's runs (kuberun.Runner; a test's
 	// stand-in cluster).
 	Kube kube.Runner
+	// PayloadNonce, when not 0, is the job's nonce (Options.PayloadNonce;
+	// a test that knows which prompts a job sends).
+	PayloadNonce uint64
 }
 
 // Main runs the gate as the action (or the gate command) does: the
@@ -83,7 +86,7 @@ func Main(ctx context.Context, m MainOptions) (exit int) {
 		return v
 	}
 	gopt = FromInputs(input)
-	gopt.HTTPClient, gopt.Stdout, gopt.Stderr, gopt.Kube = m.HTTPClient, m.Stdout, m.Stderr, m.Kube
+	gopt.HTTPClient, gopt.Stdout, gopt.Stderr, gopt.Kube, gopt.PayloadNonce = m.HTTPClient, m.Stdout, m.Stderr, m.Kube, m.PayloadNonce
 	if env.InActions() {
 		gopt.CommentKey = env.CommentKey(input("comment-key"))
 	}

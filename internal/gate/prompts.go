@@ -51,7 +51,11 @@ func (g *gate) scenarioNonce(name string) uint64 {
 // payloadSeed is the payload seed of scenario name's repeat, arm and try
 // (a run again with fresh prompts is try 1) in this job.
 func (g *gate) payloadSeed(name string, repeat, arm, try int) uint64 {
-	return seeds.Fresh(g.cfg.Seed, g.scenarioNonce(name), uint64(repeat)<<16|uint64(arm)<<8|uint64(try))
+	return g.payloadSeedFor(g.cfg.Seed, name, repeat, arm, try)
+}
+
+func (g *gate) payloadSeedFor(seed uint64, name string, repeat, arm, try int) uint64 {
+	return seeds.Fresh(seed, g.scenarioNonce(name), uint64(repeat)<<16|uint64(arm)<<8|uint64(try))
 }
 
 // cachedFraction is the share of run r's prompt tokens its server served

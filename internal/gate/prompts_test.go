@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
+	"github.com/aiperf-action/aiperf-action/internal/gate"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/run"
 	"github.com/aiperf-action/aiperf-action/internal/seeds"
@@ -100,8 +101,14 @@ func cacheRuns(t *testing.T, results, scenario, prefix string) []cacheRun {
 
 func runGate(t *testing.T, args ...string) (int, string) {
 	t.Helper()
+	return runGateNonce(t, 0, args...)
+}
+
+// runGateNonce runs a gate job whose nonce is nonce (0: drawn).
+func runGateNonce(t *testing.T, nonce uint64, args ...string) (int, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code := Gate(context.Background(), args, GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb})
+	code := Gate(context.Background(), args, GateOptions{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb, PayloadNonce: nonce})
 	if code == ExitError {
 		t.Fatalf("gate %v: exit %d\n%s\n%s", args, code, out.String(), errb.String())
 	}
@@ -290,5 +297,77 @@ func TestGateBaselineServedFromTheCache(t *testing.T) {
 	rep = read(t, filepath.Join(dir, "pr2", "report.md"))
 	if code == ExitRegression || strings.Contains(rep, "Prefix cache differs") || !strings.Contains(rep, "3 stored baseline run\\(s\\) left out: they sent the prompts their seed alone fixes") {
 		t.Fatalf("after a refresh: exit %d\n%s\n%s", code, rep, out)
+	}
+}
+
+// sendAs sends the prompts of payload seed ps (seed 11, the scenarios'
+// shape) to url once, unmeasured: another client, or an earlier job, that
+// sent them first.
+func sendAs(t *testing.T, url, dir string, ps uint64) {
+	t.Helper()
+	p := config.DefaultProfile
+	p.Model, p.URL, p.EndpointType, p.Streaming = "aiperf-sim", url, "completions", true
+	p.Concurrency, p.ConcurrencySet, p.RequestCount, p.RequestCountSet = 2, true, 12, true
+	p.ISLMean, p.OSLMean, p.ExtraInputs = 512, 4, []string{"ignore_eos:true"}
+	p.Seed, p.SeedSet, p.PayloadSeed = 11, true, ps
+	p.ArtifactDir = dir
+	if _, err := run.Profile(context.Background(), &p, run.Options{Cmdline: "another client"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A pull request's runs that the server answers from its prefix cache
+// (their prompts sent before by another client) while the baseline's were
+// not: each such run runs again with fresh prompts, and is compared once
+// the cache no longer serves it; where the cache serves the fresh prompts
+// too, the scenario reads INCONCLUSIVE, saying so in the comment's first
+// lines, and is never judged a regression.
+func TestGateCandidateServedFromTheCache(t *testing.T) {
+	url := longLivedServer(t)
+	dir := t.TempDir()
+	cfg := cacheConfig(t, dir, url, "")
+	if code, out := runGate(t, "--config", cfg, "--mode", "refresh", "--results-dir", filepath.Join(dir, "main"), "--commit", "main0001"); code != 0 {
+		t.Fatalf("refresh: exit %d\n%s", code, out)
+	}
+	// The first tries' prompts of "first" were sent before: its runs run
+	// again with fresh prompts, which the server has not seen.
+	const once = 0x51ed5eed
+	for r := 1; r <= 3; r++ {
+		sendAs(t, url, filepath.Join(dir, "before", fmt.Sprintf("once-%d", r)), gate.PayloadSeed(11, once, "first", r, 0))
+	}
+	code, out := runGateNonce(t, once, "--config", cfg, "--mode", "run", "--results-dir", filepath.Join(dir, "pr"))
+	hot := cacheRuns(t, filepath.Join(dir, "pr"), "first", "run")
+	for i := 1; i <= 3; i++ {
+		again, err := result.Read(filepath.Join(dir, "pr", "first", fmt.Sprintf("run-%d-fresh-1", i)))
+		if err != nil {
+			t.Fatalf("run %d was not run again with fresh prompts: %v\n%s", i, err, out)
+		}
+		t.Logf("run %d: %.1f%% cached, again %.1f%% (payload_seed %d, then %d)", i, 100*hot[i-1].cached, 100*again.ToolHealth.PromptCache.CachedFraction, hot[i-1].payloadSeed, again.PayloadSeed)
+		if hot[i-1].cached < 0.9 || again.ToolHealth.PromptCache.CachedFraction > 0.05 {
+			t.Errorf("run %d: %.1f%% cached, then %.1f%%", i, 100*hot[i-1].cached, 100*again.ToolHealth.PromptCache.CachedFraction)
+		}
+	}
+	rep := read(t, filepath.Join(dir, "pr", "report.md"))
+	if code == ExitRegression || strings.Contains(rep, "Prefix cache differs") {
+		t.Fatalf("runs again with fresh prompts: exit %d\n%s\n%s", code, rep, out)
+	}
+	// Both tries' prompts sent before: the cache serves the runs whatever
+	// this job sends.
+	const twice = 0x7e57ab1e
+	for r := 1; r <= 3; r++ {
+		for try := range 2 {
+			sendAs(t, url, filepath.Join(dir, "before", fmt.Sprintf("twice-%d-%d", r, try)), gate.PayloadSeed(11, twice, "first", r, try))
+		}
+	}
+	code, out = runGateNonce(t, twice, "--config", cfg, "--results-dir", filepath.Join(dir, "pr2"))
+	_, comment, _ := strings.Cut(out, "(the PR comment it would post) ----\n")
+	lines := strings.SplitN(strings.TrimLeft(comment, "\n"), "\n", 6)
+	head := strings.Join(lines[:min(len(lines), 5)], "\n")
+	if code != 0 || !strings.Contains(head, "Prefix cache differs from the baseline's in `first`") || !strings.Contains(head, "this job's runs were served from the server's prefix cache") {
+		t.Fatalf("a cache that stays hot: exit %d; the comment's first lines:\n%s\n\n%s", code, head, out)
+	}
+	rep = read(t, filepath.Join(dir, "pr2", "report.md"))
+	if !strings.Contains(rep, "### `first`: INCONCLUSIVE") || !strings.Contains(rep, "run again with fresh prompts") {
+		t.Fatalf("report:\n%s", rep)
 	}
 }

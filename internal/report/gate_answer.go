@@ -294,7 +294,7 @@ func nextStep(rep *gate.Report, rows []row) string {
 		if cacheDiffers(rep).CacheHotBaseline {
 			return "**Not blocked:** the stored baseline runs measured the server's prefix cache, not its prefill, so nothing here is compared. The default branch's next refresh (a push, or the `workflow_dispatch` refresh in docs/action.md) stores runs with prompts of their own."
 		}
-		return "**Not blocked:** this job's runs were served from the server's prefix cache and the baseline's were not, so nothing here is compared. Clear the cache before each run (`cache-reset: vllm`, `sglang` or `llama`), or let the job start its own server."
+		return "**Not blocked:** this job's runs were served from the server's prefix cache and the baseline's were not, so nothing here is compared. Clear the cache before each run (`cache-reset: vllm`, `sglang` or `llama.cpp`), or let the job start its own server."
 	case rep.Verdict == gate.Inconclusive:
 		lead := "**Not blocked:** an undecided result passes."
 		if rep.FailOnInconclusive {
