@@ -17,6 +17,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/aiperf-action/aiperf-action/internal/config"
+	"github.com/aiperf-action/aiperf-action/internal/seeds"
 	"github.com/aiperf-action/aiperf-action/internal/tokenizer"
 )
 
@@ -267,6 +268,56 @@ func TestRepeatsSendTheirOwnPrompts(t *testing.T) {
 				firsts[words] = r
 			}
 		}
+	}
+}
+
+// A payload seed of the run's own (a gate job's, seeds.Fresh) changes the
+// words and nothing else: the lengths, due times and ids are the seed's,
+// the profile_hash is every repeat's, the warmup has words of its own too,
+// and PayloadSeed (run.json's payload_seed) names it, so that a profile
+// given it again rebuilds the same plan.
+func TestPayloadSeedChangesOnlyTheWords(t *testing.T) {
+	t.Parallel()
+	p := profile()
+	p.WarmupRequestCount = 3
+	p.Repeat = 2
+	rep, _ := Build(p, 7)
+	q := *p
+	q.PayloadSeed = seeds.Fresh(7, 99, 1)
+	own, err := Build(&q, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own.Hash(&q) != rep.Hash(p) {
+		t.Error("a payload seed of its own changes the profile_hash")
+	}
+	if got := PayloadSeed(&q, 7); got != q.PayloadSeed {
+		t.Errorf("PayloadSeed = %d, want the profile's %d", got, q.PayloadSeed)
+	}
+	if got := PayloadSeed(p, 7); got != seeds.PayloadSeed(7, 2) {
+		t.Errorf("without one, PayloadSeed = %d, want the repeat's %d", got, seeds.PayloadSeed(7, 2))
+	}
+	for k := range own.Phases {
+		reps := entries(t, &rep.Phases[k])
+		for i, e := range entries(t, &own.Phases[k]) {
+			re := reps[i]
+			if e.ISL != re.ISL || e.MaxTokens != re.MaxTokens || e.DueNs != re.DueNs || e.CancelAfterNs != re.CancelAfterNs || e.SessionID != re.SessionID {
+				t.Fatalf("phase %d entry %d: shape %+v, the repeat's %+v", k, i, e, re)
+			}
+			if bytes.Equal(e.Body, re.Body) {
+				t.Fatalf("phase %d entry %d sends the repeat's prompt", k, i)
+			}
+		}
+	}
+	w, m := entries(t, &own.Phases[0]), entries(t, own.Profiling())
+	if bytes.Equal(w[0].Body, m[0].Body) {
+		t.Error("the warmup sends the measured phase's first prompt")
+	}
+	again, _ := Build(&q, 7)
+	a, _ := inputsJSON(own)
+	b, _ := inputsJSON(again)
+	if !bytes.Equal(a, b) {
+		t.Error("a payload seed does not rebuild the same plan")
 	}
 }
 
