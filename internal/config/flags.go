@@ -197,7 +197,7 @@ var flagGroups = map[string][]string{
 		"rankings-passages-mean", "rankings-passages-stddev", "rankings-passages-prompt-token-mean", "rankings-passages-prompt-token-stddev",
 		"rankings-query-prompt-token-mean", "rankings-query-prompt-token-stddev",
 		"extra-inputs", "input-file", "custom-dataset-type", "public-dataset", "hf-subset", "dataset-sampling-strategy", "isl-block-size", "synthesis-speedup-ratio", "synthesis-max-isl", "synthesis-max-osl", "fixed-schedule", "fixed-schedule-auto-offset", "fixed-schedule-start-offset", "fixed-schedule-end-offset",
-		"num-dataset-entries", "random-seed",
+		"num-dataset-entries", "random-seed", "payload-seed",
 		"conversation-num", "num-conversations", "num-sessions", "conversation-turn-mean", "session-turns-mean", "conversation-turn-stddev", "session-turns-stddev",
 		"conversation-turn-delay-mean", "conversation-turn-delay-stddev", "conversation-turn-delay-ratio"},
 	"Tokenizer": {"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code"},

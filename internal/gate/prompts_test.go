@@ -123,6 +123,7 @@ func runGateNonce(t *testing.T, nonce uint64, args ...string) (int, string) {
 // --payload-seed), and sent again they are served from the cache, so the
 // server would have shown a replay.
 func TestGateLongLivedServerSendsFreshPrompts(t *testing.T) {
+	skipVerdictUnderShort(t)
 	url := longLivedServer(t)
 	dir := t.TempDir()
 	cfg := cacheConfig(t, dir, url, "")
@@ -189,6 +190,7 @@ func TestGateLongLivedServerSendsFreshPrompts(t *testing.T) {
 // drawn apart, so neither is served from the other's cache, and the
 // verdict is not one the cache made.
 func TestGatePairedOnOneServerMissesTheCache(t *testing.T) {
+	skipVerdictUnderShort(t)
 	url := longLivedServer(t)
 	dir := t.TempDir()
 	cfg := cacheConfig(t, dir, url, "baseline-server:\n  url: "+url+"\n")
@@ -223,6 +225,7 @@ func TestGatePairedOnOneServerMissesTheCache(t *testing.T) {
 // the default branch stores runs of its own, the replayed ones are left
 // out and the scenario is compared.
 func TestGateBaselineServedFromTheCache(t *testing.T) {
+	skipVerdictUnderShort(t)
 	url := longLivedServer(t)
 	dir := t.TempDir()
 	cfg := cacheConfig(t, dir, url, "")
@@ -323,6 +326,7 @@ func sendAs(t *testing.T, url, dir string, ps uint64) {
 // too, the scenario reads INCONCLUSIVE, saying so in the comment's first
 // lines, and is never judged a regression.
 func TestGateCandidateServedFromTheCache(t *testing.T) {
+	skipVerdictUnderShort(t)
 	url := longLivedServer(t)
 	dir := t.TempDir()
 	cfg := cacheConfig(t, dir, url, "")
@@ -333,7 +337,7 @@ func TestGateCandidateServedFromTheCache(t *testing.T) {
 	// again with fresh prompts, which the server has not seen.
 	const once = 0x51ed5eed
 	for r := 1; r <= 3; r++ {
-		sendAs(t, url, filepath.Join(dir, "before", fmt.Sprintf("once-%d", r)), gate.PayloadSeed(11, once, "first", r, 0))
+		sendAs(t, url, filepath.Join(dir, "before", fmt.Sprintf("once-%d", r)), gate.PayloadSeed(11, once, "first", r, 0, false))
 	}
 	code, out := runGateNonce(t, once, "--config", cfg, "--mode", "run", "--results-dir", filepath.Join(dir, "pr"))
 	hot := cacheRuns(t, filepath.Join(dir, "pr"), "first", "run")
@@ -356,7 +360,7 @@ func TestGateCandidateServedFromTheCache(t *testing.T) {
 	const twice = 0x7e57ab1e
 	for r := 1; r <= 3; r++ {
 		for try := range 2 {
-			sendAs(t, url, filepath.Join(dir, "before", fmt.Sprintf("twice-%d-%d", r, try)), gate.PayloadSeed(11, twice, "first", r, try))
+			sendAs(t, url, filepath.Join(dir, "before", fmt.Sprintf("twice-%d-%d", r, try)), gate.PayloadSeed(11, twice, "first", r, try, false))
 		}
 	}
 	code, out = runGateNonce(t, twice, "--config", cfg, "--results-dir", filepath.Join(dir, "pr2"))
@@ -369,5 +373,37 @@ func TestGateCandidateServedFromTheCache(t *testing.T) {
 	rep = read(t, filepath.Join(dir, "pr2", "report.md"))
 	if !strings.Contains(rep, "### `first`: INCONCLUSIVE") || !strings.Contains(rep, "run again with fresh prompts") {
 		t.Fatalf("report:\n%s", rep)
+	}
+}
+
+// Paired on one server, a pair whose candidate arm the cache served (its
+// prompts sent before by another client) and whose baseline arm it did
+// not: the pair runs again, both arms with fresh prompts, and is compared
+// once they are served alike.
+func TestGatePairedRunsAPairAgain(t *testing.T) {
+	skipVerdictUnderShort(t)
+	url := longLivedServer(t)
+	dir := t.TempDir()
+	cfg := cacheConfig(t, dir, url, "baseline-server:\n  url: "+url+"\n")
+	const nonce = 0xab0ab
+	sendAs(t, url, filepath.Join(dir, "before"), gate.PayloadSeed(11, nonce, "first", 2, 0, false))
+	code, out := runGateNonce(t, nonce, "--config", cfg, "--mode", "run", "--results-dir", filepath.Join(dir, "ab"))
+	for _, arm := range []string{"run-2", "baseline-2"} {
+		r, err := result.Read(filepath.Join(dir, "ab", "first", arm+"-fresh-1"))
+		if err != nil {
+			t.Fatalf("%s was not run again with fresh prompts: %v\n%s", arm, err, out)
+		}
+		t.Logf("%s again: %.1f%% cached", arm, 100*r.ToolHealth.PromptCache.CachedFraction)
+	}
+	first, _ := result.Read(filepath.Join(dir, "ab", "first", "run-2"))
+	if pc := first.ToolHealth.PromptCache; pc == nil || pc.CachedFraction < 0.9 {
+		t.Fatalf("pair 2's candidate arm was not served from the cache: %+v", pc)
+	}
+	rep := read(t, filepath.Join(dir, "ab", "report.md"))
+	if code == ExitRegression || strings.Contains(rep, "Prefix cache differs") || !strings.Contains(rep, "paired A/B: 3 pairs") {
+		t.Fatalf("a pair run again: exit %d\n%s\n%s", code, rep, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ab", "second", "run-2-fresh-1")); err == nil {
+		t.Error("the other scenario's pair 2 ran again too")
 	}
 }
