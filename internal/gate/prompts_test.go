@@ -71,6 +71,27 @@ baseline:
 	return p
 }
 
+// refreshed is a long-lived server, a folder and a config whose baselines
+// a refresh (commit main0001) has stored.
+func refreshed(t *testing.T) (url, dir, cfg string) {
+	t.Helper()
+	url, dir = longLivedServer(t), t.TempDir()
+	cfg = cacheConfig(t, dir, url, "")
+	if code, out := runGate(t, "--config", cfg, "--mode", "refresh", "--results-dir", filepath.Join(dir, "main"), "--commit", "main0001"); code != 0 {
+		t.Fatalf("refresh: exit %d\n%s", code, out)
+	}
+	return url, dir, cfg
+}
+
+// shape is the scenarios' profile against url, without its seeds.
+func shape(url string) config.Profile {
+	p := config.DefaultProfile
+	p.Model, p.URL, p.EndpointType, p.Streaming = "aiperf-sim", url, "completions", true
+	p.Concurrency, p.ConcurrencySet, p.RequestCount, p.RequestCountSet = 2, true, 12, true
+	p.ISLMean, p.OSLMean, p.ExtraInputs = 512, 4, []string{"ignore_eos:true"}
+	return p
+}
+
 type cacheRun struct {
 	dir         string
 	payloadSeed uint64
@@ -124,12 +145,7 @@ func runGateNonce(t *testing.T, nonce uint64, args ...string) (int, string) {
 // server would have shown a replay.
 func TestGateLongLivedServerSendsFreshPrompts(t *testing.T) {
 	skipVerdictUnderShort(t)
-	url := longLivedServer(t)
-	dir := t.TempDir()
-	cfg := cacheConfig(t, dir, url, "")
-	if code, out := runGate(t, "--config", cfg, "--mode", "refresh", "--results-dir", filepath.Join(dir, "main"), "--commit", "main0001"); code != 0 {
-		t.Fatalf("refresh: exit %d\n%s", code, out)
-	}
+	url, dir, cfg := refreshed(t)
 	code, out := runGate(t, "--config", cfg, "--mode", "run", "--results-dir", filepath.Join(dir, "pr"))
 	seen := map[uint64]string{}
 	for _, job := range []string{"main", "pr"} {
@@ -162,10 +178,7 @@ func TestGateLongLivedServerSendsFreshPrompts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := config.DefaultProfile
-	p.Model, p.URL, p.EndpointType, p.Streaming = "aiperf-sim", url, "completions", true
-	p.Concurrency, p.ConcurrencySet, p.RequestCount, p.RequestCountSet = 2, true, 12, true
-	p.ISLMean, p.OSLMean, p.ExtraInputs = 512, 4, []string{"ignore_eos:true"}
+	p := shape(url)
 	p.Seed, p.SeedSet, p.PayloadSeed = r2.Seed, true, r2.PayloadSeed
 	p.ArtifactDir = filepath.Join(dir, "replay")
 	if err := p.Validate(); err != nil {
@@ -226,12 +239,7 @@ func TestGatePairedOnOneServerMissesTheCache(t *testing.T) {
 // out and the scenario is compared.
 func TestGateBaselineServedFromTheCache(t *testing.T) {
 	skipVerdictUnderShort(t)
-	url := longLivedServer(t)
-	dir := t.TempDir()
-	cfg := cacheConfig(t, dir, url, "")
-	if code, out := runGate(t, "--config", cfg, "--mode", "refresh", "--results-dir", filepath.Join(dir, "main"), "--commit", "main0001"); code != 0 {
-		t.Fatalf("refresh: exit %d\n%s", code, out)
-	}
+	url, dir, cfg := refreshed(t)
 	// Replace the stored runs of "first" with runs made as every job made
 	// them before: repeat r's prompts from the seed alone, sent by an
 	// earlier job first (so the server has them cached), then measured.
@@ -248,10 +256,7 @@ func TestGateBaselineServedFromTheCache(t *testing.T) {
 	for i, path := range stored {
 		var last *run.Result
 		for job := range 2 {
-			p := config.DefaultProfile
-			p.Model, p.URL, p.EndpointType, p.Streaming = "aiperf-sim", url, "completions", true
-			p.Concurrency, p.ConcurrencySet, p.RequestCount, p.RequestCountSet = 2, true, 12, true
-			p.ISLMean, p.OSLMean, p.ExtraInputs = 512, 4, []string{"ignore_eos:true"}
+			p := shape(url)
 			p.Seed, p.SeedSet, p.Repeat = 11, true, i+1
 			p.ArtifactDir = filepath.Join(dir, "old", fmt.Sprintf("job%d-run-%d", job, i+1))
 			res, err := run.Profile(context.Background(), &p, run.Options{Cmdline: "old", Scenario: "first"})
@@ -308,10 +313,7 @@ func TestGateBaselineServedFromTheCache(t *testing.T) {
 // sent them first.
 func sendAs(t *testing.T, url, dir string, ps uint64) {
 	t.Helper()
-	p := config.DefaultProfile
-	p.Model, p.URL, p.EndpointType, p.Streaming = "aiperf-sim", url, "completions", true
-	p.Concurrency, p.ConcurrencySet, p.RequestCount, p.RequestCountSet = 2, true, 12, true
-	p.ISLMean, p.OSLMean, p.ExtraInputs = 512, 4, []string{"ignore_eos:true"}
+	p := shape(url)
 	p.Seed, p.SeedSet, p.PayloadSeed = 11, true, ps
 	p.ArtifactDir = dir
 	if _, err := run.Profile(context.Background(), &p, run.Options{Cmdline: "another client"}); err != nil {
@@ -327,12 +329,7 @@ func sendAs(t *testing.T, url, dir string, ps uint64) {
 // lines, and is never judged a regression.
 func TestGateCandidateServedFromTheCache(t *testing.T) {
 	skipVerdictUnderShort(t)
-	url := longLivedServer(t)
-	dir := t.TempDir()
-	cfg := cacheConfig(t, dir, url, "")
-	if code, out := runGate(t, "--config", cfg, "--mode", "refresh", "--results-dir", filepath.Join(dir, "main"), "--commit", "main0001"); code != 0 {
-		t.Fatalf("refresh: exit %d\n%s", code, out)
-	}
+	url, dir, cfg := refreshed(t)
 	// The first tries' prompts of "first" were sent before: its runs run
 	// again with fresh prompts, which the server has not seen.
 	const once = 0x51ed5eed
