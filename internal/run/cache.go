@@ -15,5 +15,5 @@ func cacheWarning(pc *result.PromptCache) []string {
 	if pc == nil || pc.CachedFraction <= cacheWarnAbove {
 		return nil
 	}
-	return []string{fmt.Sprintf("%.0f%% of this run's prompt tokens were served from the server's prefix cache (%s): it measured cached prefill, not the server's (the gate sends each repeat its own prompts; see cache-reset)", 100*pc.CachedFraction, pc.Source)}
+	return []string{fmt.Sprintf("%.0f%% of this run's prompt tokens were served from the server's prefix cache (%s): it measured cached prefill, not the server's (the gate sends every run prompts of its own; a dataset file's text is the same in every run: see cache-reset)", 100*pc.CachedFraction, pc.Source)}
 }
