@@ -87,6 +87,14 @@ func powRun(r *rand.Rand, cfg powerCfg, job float64, change string, size float64
 				if zi > tailI {
 					it *= 1 + size
 				}
+			case change == "ttft-shift": // a prefill regression: TTFT alone
+				t *= 1 + size
+			case change == "ttft-tail":
+				if zt > tailT {
+					t *= 1 + size
+				}
+			case change == "itl-shift": // a decode regression: ITL alone
+				it *= 1 + size
 			}
 			ttft[i], itl[i] = hdrRound(t), hdrRound(it)
 			rl[i] = hdrRound(t + (powTokens-1)*it)
@@ -306,3 +314,80 @@ func TestPowerBounds(t *testing.T) {
 }
 
 func with(c powerCfg, f func(*powerCfg)) powerCfg { f(&c); return c }
+
+// TestPowerOneStatistic is issue 50's diagnosis, on the model above with
+// the change on one statistic (TTFT alone: a prefill regression), as
+// regressions arrive, against all latencies: for each gated row, how often
+// it FAILed after the family's correction, how often its own p-value was
+// below α (what it would give alone), and its interval's mean half-width
+// against a plain two-sample t-test's on the per-run estimates. One look,
+// K = 10 stored 3 to a job, R = 3, 10% tolerance, 1% run noise:
+// AIPERF_POWER_TABLE=1 go test -run PowerOneStatistic -v ./compare
+func TestPowerOneStatistic(t *testing.T) {
+	if os.Getenv("AIPERF_POWER_TABLE") == "" {
+		t.Skip("set AIPERF_POWER_TABLE=1 to print the table")
+	}
+	trials := 150
+	if s := os.Getenv("AIPERF_POWER_TRIALS"); s != "" {
+		fmt.Sscan(s, &trials)
+	}
+	for _, ch := range []struct {
+		change string
+		size   float64
+	}{{"", 0}, {"ttft-shift", 0.2}, {"ttft-tail", 0.2}, {"itl-shift", 0.2}, {"shift", 0.2}} {
+		for _, jobNoise := range []float64{0, 0.03} {
+			cfg := powerCfg{K: 10, perJob: 3, R: 3, runNoise: 0.01, tol: 0.10, change: ch.change, size: ch.size, jobNoise: jobNoise}
+			var rowFail, rowP, rowPass [6]int
+			var half, plain [6]float64
+			fails := 0
+			for tr := range trials {
+				r := rand.New(rand.NewPCG(7, uint64(tr)))
+				c := cfg
+				c.N = 1000 + powWindows*r.IntN(401)
+				base := powSide(r, c, c.K, c.perJob, "base", "", 0)
+				cand := powSide(r, c, c.R, 0, "cand", c.change, c.size)
+				in := make([]Input, len(powStats))
+				for j, sp := range powStats {
+					sp.Tolerance = c.tol
+					in[j] = Input{Spec: sp}
+					for _, s := range base {
+						in[j].Baseline = append(in[j].Baseline, s[j])
+					}
+					for _, s := range cand {
+						in[j].Candidate = append(in[j].Candidate, s[j])
+					}
+				}
+				o := DefaultOptions
+				o.Resamples, o.Seed = 100, uint64(tr)
+				cmp := Compare(in, o)
+				if cmp.Verdict == Fail {
+					fails++
+				}
+				for j, res := range cmp.Results {
+					rowFail[j] += map[bool]int{true: 1}[res.Verdict == Fail]
+					rowPass[j] += map[bool]int{true: 1}[res.Verdict == Pass]
+					rowP[j] += map[bool]int{true: 1}[res.P < o.Alpha]
+					half[j] += (math.Log1p(res.Hi) - math.Log1p(res.Lo)) / 2
+					yb, _ := logEstimates(in[j], in[j].Baseline, o.Estimator)
+					yc, _ := logEstimates(in[j], in[j].Candidate, o.Estimator)
+					mb, mc := mean(yb), mean(yc)
+					var ss float64
+					for _, y := range yb {
+						ss += (y - mb) * (y - mb)
+					}
+					for _, y := range yc {
+						ss += (y - mc) * (y - mc)
+					}
+					df := float64(len(yb) + len(yc) - 2)
+					plain[j] += tQuantile(1-o.Alpha, df) * math.Sqrt(ss/df*(1/float64(len(yb))+1/float64(len(yc))))
+				}
+			}
+			n := float64(trials)
+			t.Logf("change %q %.0f%%, job noise %.0f%%: the scenario FAILed %.0f%% of %d trials", ch.change, 100*ch.size, 100*jobNoise, 100*float64(fails)/n, trials)
+			for j, sp := range powStats {
+				t.Logf("  %-24s %-5s FAIL %5.1f%%  own p < α %5.1f%%  PASS %5.1f%%  half-width %.3f (plain t %.3f)", sp.Metric, sp.Stat,
+					100*float64(rowFail[j])/n, 100*float64(rowP[j])/n, 100*float64(rowPass[j])/n, half[j]/n, plain[j]/n)
+			}
+		}
+	}
+}
