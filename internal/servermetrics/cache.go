@@ -20,6 +20,9 @@ var cacheCounters = []struct {
 }{
 	{"llama.cpp", "llamacpp:prompt_tokens_cached", "llamacpp:prompt_tokens", false},
 	{"vLLM", "vllm:prefix_cache_hits", "vllm:prefix_cache_queries", true},
+	// SGLang counts every request's prompt tokens, and the cached ones by
+	// where they came from (cache_source device, host, storage: summed).
+	{"SGLang", "sglang:cached_tokens", "sglang:prompt_tokens", true},
 }
 
 // PromptCacheOf is how much of the run's prompts the server served from its
