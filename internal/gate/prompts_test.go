@@ -289,9 +289,10 @@ func TestGateBaselineServedFromTheCache(t *testing.T) {
 	}
 	lines := strings.SplitN(strings.TrimLeft(comment, "\n"), "\n", 6)
 	head := strings.Join(lines[:min(len(lines), 5)], "\n")
-	if code != 0 || !strings.Contains(head, "Prefix cache differs from the baseline's in `first`") || !strings.Contains(head, "stored baseline runs measured the server's prefix cache") {
+	if code != 0 || !strings.Contains(head, "Prefix cache differs from the baseline's in `first`") || !strings.Contains(head, "stored baseline runs of `first` measured the server's prefix cache") {
 		t.Fatalf("against replayed baselines: exit %d; the comment's first lines:\n%s\n\n%s", code, head, out)
 	}
+	t.Logf("the comment's first lines:\n%s", head)
 	rep := read(t, filepath.Join(dir, "pr", "report.md"))
 	if !strings.Contains(rep, "### `first`: INCONCLUSIVE") || strings.Contains(rep, "### `second`: INCONCLUSIVE\n\n⚠️ **Prefix cache") {
 		t.Fatalf("report:\n%s", rep)
@@ -364,9 +365,10 @@ func TestGateCandidateServedFromTheCache(t *testing.T) {
 	_, comment, _ := strings.Cut(out, "(the PR comment it would post) ----\n")
 	lines := strings.SplitN(strings.TrimLeft(comment, "\n"), "\n", 6)
 	head := strings.Join(lines[:min(len(lines), 5)], "\n")
-	if code != 0 || !strings.Contains(head, "Prefix cache differs from the baseline's in `first`") || !strings.Contains(head, "this job's runs were served from the server's prefix cache") {
+	if code != 0 || !strings.Contains(head, "Prefix cache differs from the baseline's in `first`") || !strings.Contains(head, "this job's runs of `first` were served from the server's prefix cache") {
 		t.Fatalf("a cache that stays hot: exit %d; the comment's first lines:\n%s\n\n%s", code, head, out)
 	}
+	t.Logf("the comment's first lines:\n%s", head)
 	rep = read(t, filepath.Join(dir, "pr2", "report.md"))
 	if !strings.Contains(rep, "### `first`: INCONCLUSIVE") || !strings.Contains(rep, "run again with fresh prompts") {
 		t.Fatalf("report:\n%s", rep)

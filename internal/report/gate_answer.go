@@ -291,10 +291,12 @@ func nextStep(rep *gate.Report, rows []row) string {
 	case rep.Verdict == gate.Inconclusive && envChanged(rep) != nil && !rep.FailOnInconclusive:
 		return "**Not blocked:** this job ran on another machine or driver than the baseline's newest runs, so a slowdown may be the machine's. Keep the gate's runners alike (a runner label, or `testbed:` naming the machine), or let the default branch's next refresh make this machine the baseline."
 	case rep.Verdict == gate.Inconclusive && cacheDiffers(rep) != nil && !rep.FailOnInconclusive:
-		if cacheDiffers(rep).CacheHotBaseline {
-			return "**Not blocked:** the stored baseline runs measured the server's prefix cache, not its prefill, so nothing here is compared. The default branch's next refresh (a push, or the `workflow_dispatch` refresh in docs/action.md) stores runs with prompts of their own."
+		s := cacheDiffers(rep)
+		name := "`" + EscapeMarkdown(s.Name) + "`"
+		if s.CacheHotBaseline {
+			return fmt.Sprintf("**Not blocked:** the stored baseline runs of %s measured the server's prefix cache, not its prefill, so %s is not judged. The default branch's next refresh (a push, or the `workflow_dispatch` refresh in docs/action.md) stores runs with prompts of their own.", name, name)
 		}
-		return "**Not blocked:** this job's runs were served from the server's prefix cache and the baseline's were not, so nothing here is compared. Clear the cache before each run (`cache-reset: vllm`, `sglang` or `llama.cpp`), or let the job start its own server."
+		return fmt.Sprintf("**Not blocked:** this job's runs of %s were served from the server's prefix cache and the baseline's were not, so %s is not judged. Clear the cache before each run (`cache-reset: vllm`, `sglang` or `llama.cpp`), or let the job start its own server.", name, name)
 	case rep.Verdict == gate.Inconclusive:
 		lead := "**Not blocked:** an undecided result passes."
 		if rep.FailOnInconclusive {
