@@ -119,6 +119,13 @@ func (s *Scenario) Verdict() Verdict {
 		return Inconclusive
 	}
 	if s.CacheMismatch != "" && s.Compare.Verdict != compare.Inconclusive {
+		// The latencies measured other work; failed requests are failed
+		// requests whatever the cache served.
+		for _, r := range s.Compare.Results {
+			if r.Metric == "error_rate" && r.Verdict == compare.Fail {
+				return Fail
+			}
+		}
 		return Inconclusive
 	}
 	return Verdict(s.Compare.Verdict)

@@ -124,3 +124,36 @@ func TestBrokenRun(t *testing.T) {
 		t.Errorf("a broken scenario: %s", s.Verdict())
 	}
 }
+
+// A scenario the prefix cache served otherwise than its baseline is not
+// judged on its latencies (a FAIL or a PASS reads INCONCLUSIVE, and no
+// regression is annotated), but an error rate past its limit still FAILs.
+func TestCacheMismatchIsNotJudged(t *testing.T) {
+	row := func(metric string, v compare.Verdict) compare.Result {
+		return compare.Result{Spec: compare.Spec{Metric: metric, Stat: "p50"}, Verdict: v}
+	}
+	for _, c := range []struct {
+		name        string
+		rows        []compare.Result
+		want        Verdict
+		regressions int
+	}{
+		{"latency FAIL", []compare.Result{row("time_to_first_token", compare.Fail), row("error_rate", compare.Pass)}, Inconclusive, 0},
+		{"all PASS", []compare.Result{row("time_to_first_token", compare.Pass), row("error_rate", compare.Pass)}, Inconclusive, 0},
+		{"undecided", []compare.Result{row("time_to_first_token", compare.Inconclusive), row("error_rate", compare.Pass)}, Inconclusive, 0},
+		{"errors", []compare.Result{row("time_to_first_token", compare.Pass), row("error_rate", compare.Fail)}, Fail, 1},
+	} {
+		s := Scenario{Name: "first", CacheMismatch: "run 1 was served from the cache",
+			Compare: &judge.Report{Comparison: &compare.Comparison{Results: c.rows, Verdict: compare.Overall(c.rows)}}}
+		if got := s.Verdict(); got != c.want {
+			t.Errorf("%s: verdict %s, want %s", c.name, got, c.want)
+		}
+		if got := regressions(&Report{Scenarios: []Scenario{s}}); len(got) != c.regressions {
+			t.Errorf("%s: regressions %q", c.name, got)
+		}
+		s.CacheMismatch = ""
+		if want := Verdict(compare.Overall(c.rows)); s.Verdict() != want {
+			t.Errorf("%s without the mismatch: %s, want %s", c.name, s.Verdict(), want)
+		}
+	}
+}

@@ -176,7 +176,11 @@ func comparisonTables(b *strings.Builder, s *gate.Scenario) {
 			}
 		}
 		holm = holm || holmOnly(r)
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", EscapeMarkdown(label(r, unit)), base, cand, ch, rowVerdict(r))
+		v := rowVerdict(r)
+		if s.CacheMismatch != "" && (r.Verdict == compare.Fail || r.Verdict == compare.Pass) && r.Metric != "error_rate" {
+			v = "⚠️ NOT JUDGED (prefix cache)"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", EscapeMarkdown(label(r, unit)), base, cand, ch, v)
 		fmt.Fprintf(&tol, "| %s | %s | %s |\n", EscapeMarkdown(label(r, unit)), t, mde)
 	}
 	b.WriteString("\n")

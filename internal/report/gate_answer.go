@@ -138,8 +138,8 @@ func gatedRows(rep *gate.Report) []row {
 	var out []row
 	for i := range rep.Scenarios {
 		s := &rep.Scenarios[i]
-		if s.Compare == nil {
-			continue
+		if s.Compare == nil || s.CacheMismatch != "" {
+			continue // (its runs and the baseline's measured other work: not judged)
 		}
 		for j, r := range s.Compare.Results {
 			if r.Verdict != compare.NotGated {

@@ -72,6 +72,13 @@ func TestGateCommentGolden(t *testing.T) {
 		{"comment-fail.md", "fail", scenario(base, slow)},
 		{"comment-inconclusive.md", "inconclusive", scenario(base[:1], same[:1])},
 		{"comment-no-baseline.md", gate.NoBaseline, scenario(nil, same)},
+		// A slower candidate the prefix cache served otherwise than its
+		// baseline (after a run again with fresh prompts): not judged.
+		{"comment-cache-differs.md", "inconclusive", func() gate.Scenario {
+			s := scenario(base, slow)
+			s.CacheMismatch = "run 1 was served from the server's prefix cache (97.0% of its prompt tokens, and 96.8% run again with fresh prompts) against the stored baseline runs' 4.3% (median of 3)"
+			return s
+		}()},
 	}
 	for _, c := range cases {
 		rep := &gate.Report{Scenarios: []gate.Scenario{c.sc}, Meta: meta, AcceptLabel: "perf-regression-accepted"}
