@@ -69,11 +69,12 @@ func cachedFraction(r *result.Run) (float64, bool) {
 }
 
 // seedOnly says run r's prompts were fixed by its seed and repeat alone,
-// as every job's were before each job drew its own: a server that
+// as every job's were before each job drew its own (and a lone run's, or
+// one recorded before run.json had a payload_seed, are): a server that
 // outlived the job that stored it may have answered them from its cache of
 // an earlier job's.
 func seedOnly(r *result.Run) bool {
-	return r.Repeat > 0 && r.PayloadSeed == seeds.PayloadSeed(r.Seed, r.Repeat)
+	return r.PayloadSeed == 0 || r.PayloadSeed == seeds.PayloadSeed(r.Seed, r.Repeat)
 }
 
 // baselineCache is the median share of the stored baseline runs' prompt
