@@ -14,6 +14,19 @@ import (
 // defaults. The profile command and the gate's scenarios share it, so a
 // scenario key is exactly a profile flag.
 func (p *Profile) Bind(fs *pflag.FlagSet) {
+	p.bindRequests(fs)
+	p.bindLoadAndMedia(fs)
+	p.bindAIPerf(fs)
+	for g, names := range flagGroups {
+		for _, n := range names {
+			fs.SetAnnotation(n, GroupAnnotation, []string{g})
+		}
+	}
+}
+
+// bindRequests binds what each request is and where it goes, the seeds,
+// the output folder and the workers (the first flags of Bind, in order).
+func (p *Profile) bindRequests(fs *pflag.FlagSet) {
 	models := &modelList{p: p}
 	fs.VarP(models, "model", "m", "model name to put in requests (default: the first model the server's /v1/models lists; also AIPerf's positional MODEL)")
 	fs.Var(models, "model-names", "alias of --model (AIPerf's name)")
@@ -55,7 +68,12 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&p.WorkerListen, "worker-listen", "", "host:port: start no worker here; the --workers workers join from other hosts (aiperf-action worker --join tcp://host:port --index i --of N, the run's token in $AIPERF_ACTION_WORKER_TOKEN), over this port and the next")
 	fs.Var(percentFlag{&p.MaxErrorRate}, "max-error-rate", "error rate above which the run fails (exit 2): 5%, or 5 (percent), or 0.05 (a fraction), as compare's")
 	fs.Float64Var(&p.SliceDuration, "slice-duration", p.SliceDuration, "seconds per metrics window in run.json")
+}
 
+// bindLoadAndMedia binds the load's shape, the synthetic media, the
+// tokenizer, the server's metrics and the exports (Bind's second part,
+// in order).
+func (p *Profile) bindLoadAndMedia(fs *pflag.FlagSet) {
 	fs.Var(&sweepValue{p: p, param: SweepRequestRate}, "request-rate", "open loop: requests per second (with --concurrency, the concurrency is a ceiling); several sweep them, each a run")
 	fs.StringVar(&p.ArrivalPattern, "arrival-pattern", p.ArrivalPattern, "constant | poisson | gamma")
 	fs.Float64Var(&p.ArrivalSmoothness, "arrival-smoothness", p.ArrivalSmoothness, "gamma shape k: 1 is Poisson, <1 burstier, >1 smoother (vLLM's --burstiness)")
@@ -150,12 +168,6 @@ func (p *Profile) Bind(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&p.OTelHeaders, "otel-headers", p.OTelHeaders, "headers sent with every OTLP export, Name:Value or Name=Value (repeatable; OTEL_EXPORTER_OTLP_HEADERS is honoured too); their values are never written")
 	fs.BoolVar(&p.AutoPlot, "auto-plot", p.AutoPlot, "after the run, draw its charts into <artifact-dir>/plots as PNG (aiperf-action plot's single-run set)")
 	fs.StringVar(&p.GenAIProvider, "gen-ai-provider", p.GenAIProvider, "gen_ai.provider.name on the exported metrics (default: from the server's host, openai for api.openai.com, else unknown)")
-	p.bindAIPerf(fs)
-	for g, names := range flagGroups {
-		for _, n := range names {
-			fs.SetAnnotation(n, GroupAnnotation, []string{g})
-		}
-	}
 }
 
 // percentFlag is a flag holding a percentage (0 to 100) read by
