@@ -371,62 +371,7 @@ func (p *Profile) Resolve() (*Resolved, error) {
 		}
 		p.SystemPromptFile = "" // (its text is the profile's now, for the workers and the hash)
 	}
-	if t, err := endpoint.Lookup(p.EndpointType); err != nil {
-		bad("--endpoint-type: %v", err)
-	} else {
-		if p.SystemPrompt != "" && !slices.Contains([]string{"chat", "responses", "messages", "chat_embeddings"}, t.Name) {
-			bad("--system-prompt: --endpoint-type %s sends no system message (chat, responses, messages and chat_embeddings do)", t.Name)
-		}
-		p.EndpointType = t.Name // an alias is its type, in the plan and its hash
-		if (t.Traits.NonToken() || t.Traits.WholeOnly) && p.Streaming {
-			bad("--streaming: --endpoint-type %s answers whole (its API does not stream)", t.Name)
-		}
-		if t.Name == endpoint.TypeTemplate {
-			if err := p.takePayloadTemplate(); err != nil {
-				bad("%v", err)
-			}
-			if p.PayloadTemplate != "" {
-				if p.RequestTemplate != "" {
-					bad("--request-template and --extra-inputs payload_template: give one (a Go template, or AIPerf's Jinja2)")
-				}
-				if _, err := endpoint.NewJinja(p.PayloadTemplate, p.ResponseField); err != nil {
-					bad("--endpoint-type template: %v (--extra-inputs payload_template, response_field)", err)
-				}
-			} else if file, ok := strings.CutPrefix(p.RequestTemplate, "@"); ok {
-				if b, err := os.ReadFile(file); err != nil {
-					bad("--request-template: %v", err)
-				} else {
-					p.RequestTemplate = string(b)
-				}
-			}
-			if p.PayloadTemplate == "" {
-				if _, err := endpoint.NewTemplate(p.RequestTemplate, p.ResponseField); err != nil {
-					bad("--endpoint-type template: %v (--request-template, --response-field)", err)
-				}
-				if strings.TrimSpace(p.Endpoint) == "" {
-					bad("--endpoint-type template: needs --endpoint, the path to post to")
-				}
-			}
-		} else if t.Name == endpoint.TypeRaw {
-			if p.CustomDatasetType != RawPayload && p.CustomDatasetType != InputsJSON {
-				bad("--endpoint-type raw posts an input file's payloads as they are: it needs --custom-dataset-type raw_payload (or inputs_json)")
-			}
-			if p.RequestTemplate != "" {
-				bad("--request-template is for --endpoint-type template, not raw (its payloads are the bodies)")
-			}
-			if _, err := endpoint.NewRaw(p.ResponseField); err != nil {
-				bad("--response-field: %v", err)
-			}
-		} else if p.RequestTemplate != "" || p.ResponseField != "" {
-			bad("--request-template and --response-field are for --endpoint-type template (and --response-field for raw), not %s", t.Name)
-		}
-		if t.Traits.Unbounded && p.OSLMean > 0 {
-			bad("--output-tokens-mean/--osl %d: --endpoint-type %s's API takes no output length, so it would not be sent (give --extra-inputs max_tokens:%d if your pipeline takes one)", p.OSLMean, t.Name, p.OSLMean)
-		}
-		if t.Traits.TokenIn && strings.TrimSpace(p.Tokenizer) == "" && p.CustomDatasetType != RawPayload && p.CustomDatasetType != InputsJSON {
-			bad("--endpoint-type %s sends the prompt as token ids: it needs --tokenizer, the served model's tokenizer.json (or ORG/NAME in the local Hugging Face cache); the builtin o200k_base's ids are not a model's (a raw_payload or inputs_json file's bodies go as they are)", t.Name)
-		}
-	}
+	p.checkEndpoint(bad)
 	if p.Concurrency < 1 {
 		bad("--concurrency %d: must be at least 1", p.Concurrency)
 	}
@@ -488,4 +433,67 @@ func (p *Profile) Resolve() (*Resolved, error) {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// checkEndpoint checks --endpoint-type against what goes with it (a
+// system prompt, streaming, templates, raw payloads, an output length,
+// token ids) and names p's type by its own name, not an alias; for
+// Resolve, whose bad collects the errors.
+func (p *Profile) checkEndpoint(bad func(format string, a ...any)) {
+	if t, err := endpoint.Lookup(p.EndpointType); err != nil {
+		bad("--endpoint-type: %v", err)
+	} else {
+		if p.SystemPrompt != "" && !slices.Contains([]string{"chat", "responses", "messages", "chat_embeddings"}, t.Name) {
+			bad("--system-prompt: --endpoint-type %s sends no system message (chat, responses, messages and chat_embeddings do)", t.Name)
+		}
+		p.EndpointType = t.Name // an alias is its type, in the plan and its hash
+		if (t.Traits.NonToken() || t.Traits.WholeOnly) && p.Streaming {
+			bad("--streaming: --endpoint-type %s answers whole (its API does not stream)", t.Name)
+		}
+		if t.Name == endpoint.TypeTemplate {
+			if err := p.takePayloadTemplate(); err != nil {
+				bad("%v", err)
+			}
+			if p.PayloadTemplate != "" {
+				if p.RequestTemplate != "" {
+					bad("--request-template and --extra-inputs payload_template: give one (a Go template, or AIPerf's Jinja2)")
+				}
+				if _, err := endpoint.NewJinja(p.PayloadTemplate, p.ResponseField); err != nil {
+					bad("--endpoint-type template: %v (--extra-inputs payload_template, response_field)", err)
+				}
+			} else if file, ok := strings.CutPrefix(p.RequestTemplate, "@"); ok {
+				if b, err := os.ReadFile(file); err != nil {
+					bad("--request-template: %v", err)
+				} else {
+					p.RequestTemplate = string(b)
+				}
+			}
+			if p.PayloadTemplate == "" {
+				if _, err := endpoint.NewTemplate(p.RequestTemplate, p.ResponseField); err != nil {
+					bad("--endpoint-type template: %v (--request-template, --response-field)", err)
+				}
+				if strings.TrimSpace(p.Endpoint) == "" {
+					bad("--endpoint-type template: needs --endpoint, the path to post to")
+				}
+			}
+		} else if t.Name == endpoint.TypeRaw {
+			if p.CustomDatasetType != RawPayload && p.CustomDatasetType != InputsJSON {
+				bad("--endpoint-type raw posts an input file's payloads as they are: it needs --custom-dataset-type raw_payload (or inputs_json)")
+			}
+			if p.RequestTemplate != "" {
+				bad("--request-template is for --endpoint-type template, not raw (its payloads are the bodies)")
+			}
+			if _, err := endpoint.NewRaw(p.ResponseField); err != nil {
+				bad("--response-field: %v", err)
+			}
+		} else if p.RequestTemplate != "" || p.ResponseField != "" {
+			bad("--request-template and --response-field are for --endpoint-type template (and --response-field for raw), not %s", t.Name)
+		}
+		if t.Traits.Unbounded && p.OSLMean > 0 {
+			bad("--output-tokens-mean/--osl %d: --endpoint-type %s's API takes no output length, so it would not be sent (give --extra-inputs max_tokens:%d if your pipeline takes one)", p.OSLMean, t.Name, p.OSLMean)
+		}
+		if t.Traits.TokenIn && strings.TrimSpace(p.Tokenizer) == "" && p.CustomDatasetType != RawPayload && p.CustomDatasetType != InputsJSON {
+			bad("--endpoint-type %s sends the prompt as token ids: it needs --tokenizer, the served model's tokenizer.json (or ORG/NAME in the local Hugging Face cache); the builtin o200k_base's ids are not a model's (a raw_payload or inputs_json file's bodies go as they are)", t.Name)
+		}
+	}
 }
