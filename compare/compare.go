@@ -413,14 +413,7 @@ func runNoise(r *Result, w *oneWork, opt Options, yb, yc []float64, wb, wc float
 	}
 	// (The candidate's runs are as informative about it as the
 	// baseline's.)
-	mb, mc := mean(yb), mean(yc)
-	var ss float64
-	for _, y := range yb {
-		ss += (y - mb) * (y - mb)
-	}
-	for _, y := range yc {
-		ss += (y - mc) * (y - mc)
-	}
+	ss := pooledSS(yb, yc)
 	w.df = float64(r.K + r.R - 2)
 	within := (float64(r.K)*wb + float64(r.R)*wc) / float64(r.K+r.R)
 	if r.K < 3 {
@@ -480,6 +473,19 @@ func decide(r *Result, w *oneWork, in Input, opt Options, d float64) {
 	} else {
 		r.MDE = math.Expm1(m)
 	}
+}
+
+// pooledSS is the sum of squares of both sides' values about their own
+// side's mean, a two-sample t-test's.
+func pooledSS(yb, yc []float64) float64 {
+	var ss float64
+	for _, ys := range [][]float64{yb, yc} {
+		m := mean(ys)
+		for _, y := range ys {
+			ss += (y - m) * (y - m)
+		}
+	}
+	return ss
 }
 
 func identical(a, b []Sample) bool {

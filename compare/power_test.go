@@ -176,20 +176,7 @@ func powTrial(cfg powerCfg, seed uint64, t int) (Verdict, int) {
 		if cfg.paired {
 			b = base[:n]
 		}
-		in := make([]Input, len(powStats))
-		for j, sp := range powStats {
-			sp.Tolerance = cfg.tol
-			in[j] = Input{Spec: sp, Paired: cfg.paired}
-			for _, s := range b {
-				in[j].Baseline = append(in[j].Baseline, s[j])
-			}
-			for _, s := range cand[:n] {
-				in[j].Candidate = append(in[j].Candidate, s[j])
-			}
-			for _, s := range hist {
-				in[j].History = append(in[j].History, s[j])
-			}
-		}
+		in := powInputs(cfg, b, cand[:n], hist)
 		o := opt
 		o.Seed, o.Alpha, o.PassAlpha = uint64(t), look.Alpha, look.PassAlpha
 		if v = Compare(in, o).Verdict; v != Inconclusive {
@@ -197,6 +184,26 @@ func powTrial(cfg powerCfg, seed uint64, t int) (Verdict, int) {
 		}
 	}
 	return v, n
+}
+
+// powInputs is the gated statistics' inputs of runs base, cand and the
+// history hist (each run its six samples), at cfg's tolerance.
+func powInputs(cfg powerCfg, base, cand, hist [][]Sample) []Input {
+	in := make([]Input, len(powStats))
+	for j, sp := range powStats {
+		sp.Tolerance = cfg.tol
+		in[j] = Input{Spec: sp, Paired: cfg.paired}
+		for _, s := range base {
+			in[j].Baseline = append(in[j].Baseline, s[j])
+		}
+		for _, s := range cand {
+			in[j].Candidate = append(in[j].Candidate, s[j])
+		}
+		for _, s := range hist {
+			in[j].History = append(in[j].History, s[j])
+		}
+	}
+	return in
 }
 
 // powRates is the fractions of trials that FAILed and PASSed, and the mean
@@ -346,17 +353,7 @@ func TestPowerOneStatistic(t *testing.T) {
 				c.N = 1000 + powWindows*r.IntN(401)
 				base := powSide(r, c, c.K, c.perJob, "base", "", 0)
 				cand := powSide(r, c, c.R, 0, "cand", c.change, c.size)
-				in := make([]Input, len(powStats))
-				for j, sp := range powStats {
-					sp.Tolerance = c.tol
-					in[j] = Input{Spec: sp}
-					for _, s := range base {
-						in[j].Baseline = append(in[j].Baseline, s[j])
-					}
-					for _, s := range cand {
-						in[j].Candidate = append(in[j].Candidate, s[j])
-					}
-				}
+				in := powInputs(c, base, cand, nil)
 				o := DefaultOptions
 				o.Resamples, o.Seed = 100, uint64(tr)
 				cmp := Compare(in, o)
@@ -370,16 +367,8 @@ func TestPowerOneStatistic(t *testing.T) {
 					half[j] += (math.Log1p(res.Hi) - math.Log1p(res.Lo)) / 2
 					yb, _ := logEstimates(in[j], in[j].Baseline, o.Estimator)
 					yc, _ := logEstimates(in[j], in[j].Candidate, o.Estimator)
-					mb, mc := mean(yb), mean(yc)
-					var ss float64
-					for _, y := range yb {
-						ss += (y - mb) * (y - mb)
-					}
-					for _, y := range yc {
-						ss += (y - mc) * (y - mc)
-					}
 					df := float64(len(yb) + len(yc) - 2)
-					plain[j] += tQuantile(1-o.Alpha, df) * math.Sqrt(ss/df*(1/float64(len(yb))+1/float64(len(yc))))
+					plain[j] += tQuantile(1-o.Alpha, df) * math.Sqrt(pooledSS(yb, yc)/df*(1/float64(len(yb))+1/float64(len(yc))))
 				}
 			}
 			n := float64(trials)
