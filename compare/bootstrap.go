@@ -110,8 +110,8 @@ func logVariance(xs []float64) float64 {
 	return v / float64(len(ls)-1)
 }
 
-// median of xs (xs is not modified).
-func median(xs []float64) float64 {
+// Median of xs (xs is not modified); NaN for none.
+func Median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	n := len(s)
@@ -127,12 +127,12 @@ func median(xs []float64) float64 {
 // MADSigma is the median absolute deviation scaled to estimate a normal
 // standard deviation (× 1.4826): a spread that one odd run cannot inflate.
 func MADSigma(xs []float64) float64 {
-	m := median(xs)
+	m := Median(xs)
 	dev := make([]float64, len(xs))
 	for i, x := range xs {
 		dev[i] = math.Abs(x - m)
 	}
-	return 1.4826 * median(dev)
+	return 1.4826 * Median(dev)
 }
 
 // Holm applies Holm's step-down procedure to p-values at family-wise level

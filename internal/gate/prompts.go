@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/aiperf-action/aiperf-action/compare"
 	"github.com/aiperf-action/aiperf-action/internal/result"
 	"github.com/aiperf-action/aiperf-action/internal/seeds"
 )
@@ -51,11 +52,7 @@ func (g *gate) scenarioNonce(name string) uint64 {
 // payloadSeed is the payload seed of scenario name's repeat, arm and try
 // (a run again with fresh prompts is try 1) in this job.
 func (g *gate) payloadSeed(name string, repeat, arm, try int) uint64 {
-	return g.payloadSeedFor(g.cfg.Seed, name, repeat, arm, try)
-}
-
-func (g *gate) payloadSeedFor(seed uint64, name string, repeat, arm, try int) uint64 {
-	return seeds.Fresh(seed, g.scenarioNonce(name), uint64(repeat)<<16|uint64(arm)<<8|uint64(try))
+	return seeds.Fresh(g.cfg.Seed, g.scenarioNonce(name), uint64(repeat)<<16|uint64(arm)<<8|uint64(try))
 }
 
 // cachedFraction is the share of run r's prompt tokens its server served
@@ -92,13 +89,7 @@ func baselineCache(runs []*result.Run) (ref float64, n int, old bool) {
 	if len(fs) == 0 {
 		return 0, 0, false
 	}
-	slices.Sort(fs)
-	m := len(fs) / 2
-	ref = fs[m]
-	if len(fs)%2 == 0 {
-		ref = (fs[m-1] + fs[m]) / 2
-	}
-	return ref, len(fs), old
+	return compare.Median(fs), len(fs), old
 }
 
 // checkCache holds the runs of gs that no look checked yet to the
